@@ -1,0 +1,1 @@
+"""Glossator protobuf contracts."""
