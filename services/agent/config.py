@@ -1,0 +1,49 @@
+"""Settings of the agent service (env prefix GLOSSATOR_AGENT_)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+from services.common.settings import ServiceSettings
+
+
+class AgentSettings(ServiceSettings):
+    model_config = SettingsConfigDict(env_prefix="GLOSSATOR_AGENT_", env_file=".env", extra="ignore")
+
+    port: int = Field(50051, ge=0, le=65535, description="gRPC port; 0 picks a free one.")
+    retrieval_target: str = Field("127.0.0.1:50052", description="host:port of the retrieval service.")
+    validation_target: str = Field("127.0.0.1:50053", description="host:port of the validation service.")
+    retrieval_timeout_seconds: float = Field(10.0, gt=0, description="Deadline of one retrieval call.")
+    validation_timeout_seconds: float = Field(10.0, gt=0, description="Deadline of one validation call.")
+    llm_base_url: str = Field(
+        "", description="OpenAI-compatible endpoint; unset answers with the offline extractive model."
+    )
+    llm_model: str = Field("", description="Model name at that endpoint.")
+    llm_api_key: str = Field("", description="API key of that endpoint.")
+    llm_api: Literal["chat_completions", "responses"] = Field(
+        "chat_completions", description="Which OpenAI API the endpoint speaks."
+    )
+    llm_temperature: float = Field(0.1, ge=0, le=2, description="Sampling temperature.")
+    llm_max_tokens: int = Field(700, ge=16, description="Most tokens the model may generate per turn.")
+    llm_timeout_seconds: float = Field(60.0, gt=0, description="Deadline of a whole model run.")
+    tracing_export: bool = Field(False, description="Export Agents SDK traces (off unless configured).")
+    validation_policy: Literal["annotate", "enforce", "off"] = Field(
+        "annotate", description="annotate: attach the verdict; enforce: replace ungrounded answers; off."
+    )
+    max_answer_chars: int = Field(2000, ge=100, description="Answers are capped at this length.")
+    max_selected_text_chars: int = Field(5000, ge=0, description="Longest selected_text accepted.")
+    session_backend: Literal["sqlite", "redis"] = Field(
+        "sqlite", description="sqlite: a file under data_dir; redis: shared by several replicas."
+    )
+    redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis URL for session_backend=redis.")
+    session_inactive_minutes: float = Field(30, gt=0, description="Idle time before a session is INACTIVE.")
+    session_expire_hours: float = Field(24, gt=0, description="Idle time before a session is EXPIRED.")
+    session_max_turns: int = Field(100, ge=1, description="Turns kept per session (oldest dropped).")
+    session_sweep_seconds: float = Field(60, gt=0, description="Period of the expiry sweep.")
+    history_turns: int = Field(10, ge=0, description="Past turns given to the model in each run.")
+    response_cache_ttl_seconds: float = Field(
+        300, ge=0, description="TTL of cached answers to session-less questions (0: off)."
+    )

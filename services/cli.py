@@ -1,0 +1,92 @@
+"""The `glossator` command."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from services.common.logging import configure_logging
+
+SERVICES = ("retrieval", "validation", "agent")
+
+
+def _settings_classes() -> dict:
+    from services.agent.config import AgentSettings
+    from services.retrieval.config import RetrievalSettings
+    from services.validation.config import ValidationSettings
+
+    return {"retrieval": RetrievalSettings, "validation": ValidationSettings, "agent": AgentSettings}
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from services.common.server import run_until_signal
+    from services.suite import build_service
+
+    settings = _settings_classes()[args.service]()
+    configure_logging(settings.log_level, settings.log_format)
+
+    async def main() -> None:
+        server = await build_service(args.service, settings)
+        await run_until_signal([server], on_started=lambda: _say_listening([server], settings.host))
+
+    asyncio.run(main())
+    return 0
+
+
+def _cmd_up(args: argparse.Namespace) -> int:
+    from services.common.server import run_until_signal
+    from services.suite import SuiteSettings, build_suite
+
+    suite_settings = SuiteSettings.from_env()
+    configure_logging(suite_settings.agent.log_level, args.log_format)
+
+    async def main() -> None:
+        servers = await build_suite(suite_settings)
+        await run_until_signal(servers, on_started=lambda: _say_listening(servers, suite_settings.agent.host))
+
+    asyncio.run(main())
+    return 0
+
+
+def _say_listening(servers, host: str) -> None:
+    for server in servers:
+        print(f"{server.name:<10} listening on {host}:{server.port}", file=sys.stderr, flush=True)
+    print("ready (Ctrl-C or SIGTERM stops)", file=sys.stderr, flush=True)
+
+
+def _cmd_config(_args: argparse.Namespace) -> int:
+    from services.common.config_doc import config_reference
+
+    print(config_reference(_settings_classes()), end="")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="glossator", description="Streamed, cited, validated answers about books and docs sites."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run one service (settings from GLOSSATOR_<SERVICE>_* env vars)")
+    serve.add_argument("service", choices=SERVICES)
+    serve.set_defaults(func=_cmd_serve)
+
+    up = commands.add_parser(
+        "up", help="run all three services in one process on loopback ports (the embedded default)"
+    )
+    up.add_argument("--log-format", choices=("json", "console"), default="console")
+    up.set_defaults(func=_cmd_up)
+
+    config = commands.add_parser("config", help="print the configuration reference (every env var)")
+    config.set_defaults(func=_cmd_config)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

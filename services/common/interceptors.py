@@ -1,0 +1,167 @@
+"""The server interceptor every Glossator server runs.
+
+Per call it binds request_id / rpc / peer to the log context (request_id from `x-request-id`
+metadata or made up) and returns the request_id in trailing metadata, records Prometheus count,
+latency and status code, and turns domain errors into gRPC statuses with google.rpc details.
+An unexpected exception is logged with its traceback and answered INTERNAL with the request_id,
+never with the exception text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+import structlog
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from services.common.errors import GlossatorError, InvalidArgument
+from services.common.metrics import RPC_LATENCY, RPC_REQUESTS
+
+REQUEST_ID_KEY = "x-request-id"
+_MAX_REQUEST_ID_LENGTH = 128
+log = structlog.get_logger("glossator.rpc")
+
+
+def _request_id(context: grpc.aio.ServicerContext) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == REQUEST_ID_KEY and isinstance(value, str) and 0 < len(value) <= _MAX_REQUEST_ID_LENGTH:
+            return value
+    return uuid.uuid4().hex
+
+
+def status_for(error: GlossatorError) -> grpc.Status:
+    """The grpc.Status (code, message, google.rpc details in trailers) of a domain error."""
+    status = status_pb2.Status(code=error.code.value[0], message=error.message)
+    if isinstance(error, InvalidArgument):
+        bad_request = error_details_pb2.BadRequest(
+            field_violations=[
+                error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
+                for v in error.violations
+            ]
+        )
+        status.details.add().Pack(bad_request)
+    return rpc_status.to_status(status)
+
+
+class _Call:
+    """Bookkeeping of one RPC: context binding, error translation, metrics."""
+
+    def __init__(self, service: str, method: str, context: grpc.aio.ServicerContext) -> None:
+        self.service, self.method, self.context = service, method, context
+        self.request_id = _request_id(context)
+        self.start = time.perf_counter()
+        self.code = grpc.StatusCode.OK
+
+    def begin(self) -> None:
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(
+            request_id=self.request_id, rpc=f"{self.service}/{self.method}", peer=self.context.peer()
+        )
+        self.context.set_trailing_metadata(((REQUEST_ID_KEY, self.request_id),))
+
+    async def fail(self, error: BaseException) -> None:
+        """Aborts the call with the status the error deserves (always raises)."""
+        trailer = ((REQUEST_ID_KEY, self.request_id),)
+        if isinstance(error, GlossatorError):
+            status = status_for(error)
+            self.code = status.code
+            log.info("rpc_error", code=status.code.name, message=error.message)
+            await self.context.abort(status.code, status.details, tuple(status.trailing_metadata) + trailer)
+        log.exception("rpc_unexpected_error", exc_info=error)
+        self.code = grpc.StatusCode.INTERNAL
+        await self.context.abort(
+            grpc.StatusCode.INTERNAL, f"internal error (request_id={self.request_id})", trailer
+        )
+
+    def finish(self, cancelled: bool = False) -> None:
+        code = grpc.StatusCode.CANCELLED if cancelled else (self.context.code() or self.code)
+        if not isinstance(code, grpc.StatusCode):
+            code = self.code
+        elapsed = time.perf_counter() - self.start
+        RPC_REQUESTS.labels(self.service, self.method, code.name).inc()
+        RPC_LATENCY.labels(self.service, self.method).observe(elapsed)
+        log.info("rpc_done", code=code.name, ms=round(elapsed * 1000, 2))
+
+
+class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return None
+        service, _, method = handler_call_details.method.lstrip("/").partition("/")
+        if handler.unary_unary or handler.stream_unary:
+            behavior = handler.unary_unary or handler.stream_unary
+            factory = (
+                grpc.unary_unary_rpc_method_handler
+                if handler.unary_unary
+                else grpc.stream_unary_rpc_method_handler
+            )
+            wrapped = _wrap_unary(behavior, service, method)
+        else:
+            behavior = handler.unary_stream or handler.stream_stream
+            factory = (
+                grpc.unary_stream_rpc_method_handler
+                if handler.unary_stream
+                else grpc.stream_stream_rpc_method_handler
+            )
+            wrapped = _wrap_stream(behavior, service, method)
+        return factory(
+            wrapped,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+
+def _wrap_unary(behavior: Callable[..., Awaitable[Any]], service: str, method: str):
+    async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        call = _Call(service, method, context)
+        call.begin()
+        cancelled = False
+        try:
+            return await behavior(request, context)
+        except grpc.aio.AbortError:
+            raise
+        except BaseException as error:
+            if _is_cancellation(error):
+                cancelled = True
+                raise
+            await call.fail(error)
+        finally:
+            call.finish(cancelled)
+
+    return unary
+
+
+def _wrap_stream(behavior: Callable[..., AsyncIterator[Any]], service: str, method: str):
+    async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        call = _Call(service, method, context)
+        call.begin()
+        cancelled = False
+        try:
+            async for item in behavior(request, context):
+                yield item
+        except grpc.aio.AbortError:
+            raise
+        except BaseException as error:
+            if _is_cancellation(error):
+                cancelled = True
+                raise
+            await call.fail(error)
+        finally:
+            call.finish(cancelled)
+
+    return stream
+
+
+def _is_cancellation(error: BaseException) -> bool:
+    return isinstance(error, asyncio.CancelledError | GeneratorExit | KeyboardInterrupt)

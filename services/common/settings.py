@@ -1,0 +1,38 @@
+"""Settings shared by every service; each service subclasses with its own env prefix.
+
+Settings are read once at start-up (pydantic-settings, from the environment and an optional .env).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ServiceSettings(BaseSettings):
+    """Runtime knobs of one gRPC server."""
+
+    model_config = SettingsConfigDict(env_prefix="GLOSSATOR_", env_file=".env", extra="ignore")
+
+    host: str = Field("127.0.0.1", description="Address the gRPC server binds (0.0.0.0 in a container).")
+    port: int = Field(0, ge=0, le=65535, description="gRPC port; 0 picks a free one.")
+    metrics_port: int | None = Field(
+        None, ge=0, le=65535, description="Prometheus /metrics port of the process; unset turns it off."
+    )
+    max_message_bytes: int = Field(
+        16 * 1024 * 1024, ge=1024, description="Largest request or response message accepted or sent."
+    )
+    max_concurrent_rpcs: int = Field(
+        64, ge=1, description="RPCs served at once; past it new calls get RESOURCE_EXHAUSTED."
+    )
+    grace_seconds: float = Field(
+        10.0, ge=0, description="On SIGTERM, how long running RPCs may take to finish before cancellation."
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Log level.")
+    log_format: Literal["json", "console"] = Field(
+        "json", description="json for machines, console for people."
+    )
+    data_dir: Path = Field(Path(".glossator"), description="Where embedded stores keep their files.")

@@ -1,0 +1,51 @@
+"""Settings of the retrieval service (env prefix GLOSSATOR_RETRIEVAL_)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+from services.common.settings import ServiceSettings
+
+
+class RetrievalSettings(ServiceSettings):
+    model_config = SettingsConfigDict(env_prefix="GLOSSATOR_RETRIEVAL_", env_file=".env", extra="ignore")
+
+    port: int = Field(50052, ge=0, le=65535, description="gRPC port; 0 picks a free one.")
+    backend: Literal["edge", "qdrant"] = Field(
+        "edge", description="edge: Qdrant's engine embedded in-process; qdrant: a Qdrant server by URL."
+    )
+    qdrant_url: str = Field(
+        "", description="Qdrant server or cluster URL for backend=qdrant (':memory:' runs local mode)."
+    )
+    qdrant_api_key: str = Field("", description="API key of the Qdrant server, if it needs one.")
+    qdrant_timeout_seconds: float = Field(10.0, gt=0, description="Timeout of one call to the Qdrant server.")
+    embedding_provider: Literal["local", "openai"] = Field(
+        "local", description="local: all-MiniLM-L6-v2 in-process; openai: an OpenAI-compatible endpoint."
+    )
+    embedding_base_url: str = Field("", description="Base URL of the OpenAI-compatible embeddings endpoint.")
+    embedding_model: str = Field("", description="Model name at that endpoint.")
+    embedding_api_key: str = Field("", description="API key of that endpoint.")
+    embedding_dimensions: int = Field(
+        0, ge=0, description="Vector size of that model (0: asked from the endpoint)."
+    )
+    default_top_k: int = Field(5, ge=1, le=20, description="top_k when a search does not say.")
+    default_min_relevance: float = Field(
+        0.3, ge=0, le=1, description="min_relevance when a search does not say."
+    )
+    max_query_chars: int = Field(1000, ge=1, description="Longest query accepted.")
+    chunk_max_tokens: int = Field(
+        256, ge=32, le=512, description="Token budget of a chunk (the model reads at most 256 tokens)."
+    )
+    chunk_overlap_tokens: int = Field(32, ge=0, description="Tokens repeated between consecutive chunks.")
+    chunk_min_tokens: int = Field(48, ge=0, description="Sections smaller than this merge with a neighbour.")
+    max_document_bytes: int = Field(
+        5 * 1024 * 1024, ge=1024, description="Larger documents are reported failed, not indexed."
+    )
+    query_cache_size: int = Field(4096, ge=0, description="Query embeddings kept in the LRU cache (0: off).")
+    embed_batch_size: int = Field(32, ge=1, description="Most queries embedded in one micro-batch.")
+    embed_batch_wait_ms: float = Field(
+        2.0, ge=0, description="How long a query waits for others to share its micro-batch."
+    )

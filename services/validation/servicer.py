@@ -1,0 +1,85 @@
+"""ValidationService: protobuf <-> domain translation around a grounding checker."""
+
+from __future__ import annotations
+
+import time
+
+import grpc
+
+from glossator.v1 import validation_pb2, validation_pb2_grpc
+from services.common.errors import Violations
+from services.common.metrics import observe_stage
+from services.validation.config import ValidationSettings
+from services.validation.grounding import ContextChunk, GroundingChecker, GroundingResult
+
+
+class ValidationServicer(validation_pb2_grpc.ValidationServiceServicer):
+    def __init__(self, checker: GroundingChecker, settings: ValidationSettings) -> None:
+        self._checker = checker
+        self._settings = settings
+
+    async def Validate(
+        self, request: validation_pb2.ValidateRequest, context: grpc.aio.ServicerContext
+    ) -> validation_pb2.ValidateResponse:
+        self._check_request(request)
+        start = time.perf_counter()
+        context_chunks = [
+            ContextChunk(chunk_id=chunk.chunk_id or str(i + 1), text=chunk.text)
+            for i, chunk in enumerate(request.context)
+        ]
+        threshold = request.threshold if request.HasField("threshold") else None
+        with observe_stage("validation"):
+            result = await self._checker.check(
+                request.query, request.response, context_chunks, list(request.expected_sources), threshold
+            )
+        return to_proto(result, validation_ms=(time.perf_counter() - start) * 1000)
+
+    def _check_request(self, request: validation_pb2.ValidateRequest) -> None:
+        limits = self._settings
+        v = Violations()
+        v.text("response", request.response, max_chars=limits.max_answer_chars)
+        v.text("query", request.query, max_chars=limits.max_query_chars, required=False)
+        if v.check(len(request.context) > 0, "context", "at least one context chunk is required"):
+            v.check(
+                len(request.context) <= limits.max_context_chunks,
+                "context",
+                f"at most {limits.max_context_chunks} chunks (got {len(request.context)})",
+            )
+        for i, chunk in enumerate(request.context[: limits.max_context_chunks]):
+            v.text(f"context[{i}].text", chunk.text, max_chars=limits.max_chunk_chars)
+        if request.HasField("threshold"):
+            v.in_range("threshold", request.threshold, 0.0, 1.0)
+        v.raise_if_any()
+
+
+def to_proto(result: GroundingResult, validation_ms: float) -> validation_pb2.ValidateResponse:
+    return validation_pb2.ValidateResponse(
+        is_grounded=result.is_grounded,
+        grounding_score=result.grounding_score,
+        citations_found=result.citations_found,
+        citations_valid=result.citations_valid,
+        content_match_score=result.content_match_score,
+        claims=[
+            validation_pb2.ClaimVerdict(
+                text=claim.text,
+                start=claim.start,
+                end=claim.end,
+                supported=claim.supported,
+                score=claim.score,
+                best_chunk_index=claim.best_chunk_index,
+                best_chunk_id=claim.best_chunk_id,
+                reason=claim.reason,
+                citations=claim.citations,
+            )
+            for claim in result.claims
+        ],
+        unsupported_spans=[
+            validation_pb2.UnsupportedSpan(start=span.start, end=span.end, text=span.text, reason=span.reason)
+            for span in result.unsupported_spans
+        ],
+        notes=result.notes,
+        validation_ms=validation_ms,
+        checker=result.checker,
+        threshold=result.threshold,
+        is_refusal=result.is_refusal,
+    )
