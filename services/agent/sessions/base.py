@@ -1,0 +1,250 @@
+"""The session store interface, and the flow every backend shares.
+
+Backends implement a few storage primitives (`_insert`, `_fetch`, `_update`, `_iter_user`,
+`_idle_open`, `_purge`, `close`); ownership, lifecycle, history, paging and the sweep are written
+here once, so both backends behave the same by construction and one test suite checks both.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from datetime import datetime
+
+from services.agent.sessions.lifecycle import (
+    Clock,
+    Lifecycle,
+    SessionConfig,
+    SessionRecord,
+    to_micros,
+)
+from services.agent.sessions.model import Session, Turn
+from services.common.errors import NotFound, Violations
+
+DEFAULT_PAGE_SIZE = 20
+MAX_PAGE_SIZE = 100
+
+Change = Callable[[SessionRecord], SessionRecord]
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    expired: int
+    """Sessions newly stored as EXPIRED."""
+    purged: int
+    """Ended sessions deleted, with their turns, after the retention period."""
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """A place in a user's listing: just after this session, in (last activity, id) descending order.
+
+    Keyset paging rather than offsets: a session created between two pages shifts nothing, so no
+    session is listed twice; one reactivated meanwhile moves to the front, ahead of the cursor.
+    """
+
+    last_active_us: int
+    session_id: str
+
+    @classmethod
+    def after(cls, item: Session | SessionRecord) -> Cursor:
+        return cls(to_micros(item.last_active_at), item.session_id)
+
+    def encode(self) -> str:
+        raw = json.dumps([self.last_active_us, self.session_id]).encode()
+        return base64.urlsafe_b64encode(raw).decode()
+
+    @classmethod
+    def decode(cls, token: str) -> Cursor:
+        """Raises ValueError for anything `encode` did not make."""
+        try:
+            last_active_us, session_id = json.loads(base64.urlsafe_b64decode(token.encode()))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(token) from exc
+        if not isinstance(last_active_us, int) or not isinstance(session_id, str):
+            raise ValueError(token)
+        return cls(last_active_us, session_id)
+
+
+def not_found(session_id: str) -> NotFound:
+    """The one answer for a missing session and for another user's, so ids leak nothing."""
+    return NotFound(f"session {session_id} not found")
+
+
+class SessionStore(ABC):
+    """Sessions bound to a user; every read and write checks the owner."""
+
+    def __init__(self, config: SessionConfig, clock: Clock) -> None:
+        self.config = config
+        self.lifecycle = Lifecycle(config)
+        self._clock = clock
+
+    # Storage primitives, one implementation per backend.
+
+    @abstractmethod
+    async def _insert(self, record: SessionRecord) -> None: ...
+
+    @abstractmethod
+    async def _fetch(self, session_id: str, turns: int) -> tuple[SessionRecord, list[Turn]] | None:
+        """The record and its newest `turns` kept turns, oldest first, read together; None if missing."""
+
+    @abstractmethod
+    async def _update(
+        self, session_id: str, change: Change, turn: Turn | None = None
+    ) -> tuple[SessionRecord, SessionRecord]:
+        """Applies `change` to the stored record atomically and returns (before, after).
+
+        The result is stored, with `turn` appended and the oldest turns beyond max_turns dropped, in
+        one transaction, unless `change` returned the record unchanged. An exception raised by
+        `change` writes nothing. A missing session raises `not_found`.
+        """
+
+    @abstractmethod
+    def _iter_user(self, user_id: str, after: Cursor | None) -> AsyncIterator[SessionRecord]:
+        """The user's sessions after `after`: most recently active first, ties by descending id."""
+
+    @abstractmethod
+    async def _idle_open(self, before: datetime) -> list[str]:
+        """Ids of the sessions not yet closed whose last activity is before `before`."""
+
+    @abstractmethod
+    async def _purge(self, closed_before: datetime) -> int:
+        """Deletes the sessions closed before `closed_before`, with their turns; returns how many."""
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    # The shared flow.
+
+    async def create(self, user_id: str, collection: str) -> Session:
+        now = self._clock()
+        record = SessionRecord(
+            session_id=str(uuid.uuid4()),
+            user_id=user_id,
+            collection=collection,
+            created_at=now,
+            last_active_at=now,
+        )
+        await self._insert(record)
+        return self._session(record, now)
+
+    async def get(self, session_id: str, user_id: str, *, with_turns: bool = True) -> Session:
+        """The session with its kept turns (oldest first), or without them for a cheaper read."""
+        record, turns = await self._owned(session_id, user_id, self.config.max_turns if with_turns else 0)
+        return self._session(record, self._clock(), turns)
+
+    async def history(self, session_id: str, user_id: str, limit: int | None = None) -> list[Turn]:
+        """The newest `limit` kept turns (all when None), oldest first: the next run's context."""
+        if limit is not None and limit < 0:
+            violations = Violations()
+            violations.add("limit", f"must not be negative (got {limit})")
+            violations.raise_if_any()
+        wanted = self.config.max_turns if limit is None else min(limit, self.config.max_turns)
+        _, turns = await self._owned(session_id, user_id, wanted)
+        return turns
+
+    async def append_turn(self, session_id: str, user_id: str, turn: Turn) -> Session:
+        """Stores a finished turn and (re)activates the session; ended sessions are read-only.
+
+        Returns the session without its turns.
+        """
+        now = self._clock()
+        change = self._as_owner(user_id, self.lifecycle.after_turn, now)
+        _, record = await self._update(session_id, change, turn)
+        return self._session(record, now)
+
+    async def end(self, session_id: str, user_id: str) -> Session:
+        """Terminates the session (idempotent); returns it without its turns."""
+        now = self._clock()
+        _, record = await self._update(session_id, self._as_owner(user_id, self.lifecycle.after_end, now))
+        return self._session(record, now)
+
+    async def sweep(self) -> SweepResult:
+        """Stores EXPIRED for sessions idle past expire_after, then deletes those ended before retention.
+
+        Meant to run periodically. States read in between are right anyway (they are derived); the
+        sweep makes expiry durable and frees the storage of sessions past retention.
+        """
+        now = self._clock()
+        expired = 0
+        for session_id in await self._idle_open(now - self.config.expire_after):
+            try:
+                before, after = await self._update(session_id, lambda r: self.lifecycle.after_sweep(r, now))
+            except NotFound:
+                continue  # deleted since it was listed
+            expired += before != after
+        purged = await self._purge(now - self.config.retention)
+        return SweepResult(expired=expired, purged=purged)
+
+    # Helpers.
+
+    async def _owned(self, session_id: str, user_id: str, turns: int) -> tuple[SessionRecord, list[Turn]]:
+        found = await self._fetch(session_id, turns)
+        if found is None or found[0].user_id != user_id:
+            raise not_found(session_id)
+        return found
+
+    @staticmethod
+    def _as_owner(
+        user_id: str, transition: Callable[[SessionRecord, datetime], SessionRecord], now: datetime
+    ) -> Change:
+        """The change `transition` makes at `now`, refused (as not found) unless user_id owns it."""
+
+        def change(record: SessionRecord) -> SessionRecord:
+            if record.user_id != user_id:
+                raise not_found(record.session_id)
+            return transition(record, now)
+
+        return change
+
+    def _session(self, record: SessionRecord, now: datetime, turns: Sequence[Turn] = ()) -> Session:
+        return Session(
+            session_id=record.session_id,
+            user_id=record.user_id,
+            collection=record.collection,
+            state=self.lifecycle.state(record, now),
+            created_at=record.created_at,
+            last_active_at=record.last_active_at,
+            turn_count=record.turn_count,
+            turns=list(turns),
+        )
+
+    # Named after the RPC; defined last so that `list[...]` above still reads as the builtin.
+    async def list(
+        self, user_id: str, page_size: int = 0, page_token: str = "", include_ended: bool = False
+    ) -> tuple[list[Session], str]:
+        """One page of the user's own sessions, most recently active first, without turns.
+
+        page_size 0 means 20 (at most 100). Returns the page and the token of the next one ("" at the
+        end). Expired and terminated sessions are left out unless include_ended.
+        """
+        violations = Violations()
+        violations.check(
+            0 <= page_size <= MAX_PAGE_SIZE, "page_size", f"must be between 0 and {MAX_PAGE_SIZE}"
+        )
+        after = None
+        if page_token:
+            try:
+                after = Cursor.decode(page_token)
+            except ValueError:
+                violations.add("page_token", "is not a token this service returned")
+        violations.raise_if_any()
+
+        size = page_size or DEFAULT_PAGE_SIZE
+        now = self._clock()
+        page: list[Session] = []
+        async with aclosing(self._iter_user(user_id, after)) as records:
+            async for record in records:
+                session = self._session(record, now)
+                if include_ended or not session.state.ended:
+                    page.append(session)
+                if len(page) > size:
+                    break
+        if len(page) > size:
+            return page[:size], Cursor.after(page[size - 1]).encode()
+        return page, ""

@@ -1,0 +1,98 @@
+"""Session domain values: what a conversation is, independent of where it is stored.
+
+They mirror glossator.v1 Session, Turn, Source and ToolCallRecord so the servicer translates field by
+field. Turns are stored as JSON in every backend; `Turn.to_json` / `Turn.from_json` is that format.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+
+class SessionState(StrEnum):
+    CREATED = "created"
+    ACTIVE = "active"
+    INACTIVE = "inactive"
+    EXPIRED = "expired"
+    TERMINATED = "terminated"
+
+    @property
+    def ended(self) -> bool:
+        """Ended sessions are read-only and left out of listings unless asked for."""
+        return self in (SessionState.EXPIRED, SessionState.TERMINATED)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Source:
+    """A retrieved chunk an answer cites as [index]."""
+
+    index: int
+    chunk_id: str
+    source_url: str = ""
+    section_title: str = ""
+    section_path: list[str] = field(default_factory=list)
+    chunk_index: int = 0
+    relevance_score: float = 0.0
+    extracted_text: str = ""
+    title: str = ""
+    document_id: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallRecord:
+    """A tool call of a turn, kept so the next run sees what was already looked up."""
+
+    name: str
+    arguments: str
+    output: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Turn:
+    """One finished question and answer."""
+
+    query_id: str
+    query: str
+    answer: str
+    created_at: datetime
+    sources: list[Source] = field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    user_context: dict[str, str] = field(default_factory=dict)
+    selected_text: str = ""
+
+    def to_json(self) -> str:
+        body = asdict(self) | {"created_at": self.created_at.isoformat()}
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Turn:
+        body = json.loads(text)
+        return cls(
+            **body
+            | {
+                "created_at": datetime.fromisoformat(body["created_at"]),
+                "sources": [Source(**source) for source in body["sources"]],
+                "tool_calls": [ToolCallRecord(**call) for call in body["tool_calls"]],
+            }
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Session:
+    """A conversation as callers see it; `state` is derived from its timestamps when it is read.
+
+    turn_count counts every finished turn, including those dropped by the history cap; `turns` holds
+    the kept ones, oldest first, and is empty unless asked for.
+    """
+
+    session_id: str
+    user_id: str
+    collection: str
+    state: SessionState
+    created_at: datetime
+    last_active_at: datetime
+    turn_count: int
+    turns: list[Turn] = field(default_factory=list)
