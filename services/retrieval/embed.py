@@ -43,7 +43,9 @@ class LocalEmbeddingProvider:
 class OpenAIEmbeddingProvider:
     """Any OpenAI-compatible /embeddings endpoint (OpenAI, vLLM, Ollama, LiteLLM, ...)."""
 
-    def __init__(self, base_url: str, model: str, api_key: str = "", dimensions: int = 0, timeout: float = 30):
+    def __init__(
+        self, base_url: str, model: str, api_key: str = "", dimensions: int = 0, timeout: float = 30
+    ):
         if not base_url or not model:
             raise ValueError("the openai embedding provider needs embedding_base_url and embedding_model")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -61,7 +63,9 @@ class OpenAIEmbeddingProvider:
         except (httpx.HTTPError, KeyError, TypeError, ValueError) as error:
             raise Unavailable(f"embedding endpoint {self._client.base_url} failed: {error}") from error
         if vectors.shape[0] != len(texts):
-            raise Unavailable(f"embedding endpoint returned {vectors.shape[0]} vectors for {len(texts)} texts")
+            raise Unavailable(
+                f"embedding endpoint returned {vectors.shape[0]} vectors for {len(texts)} texts"
+            )
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.maximum(norms, 1e-12)
 

@@ -26,7 +26,7 @@ from glossator.v1 import common_pb2 as glossator_dot_v1_dot_common__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cglossator/v1/retrieval.proto\x12\x0cglossator.v1\x1a\x19glossator/v1/common.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x82\x02\n\rSearchRequest\x12\x12\n\ncollection\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05top_k\x18\x03 \x01(\x05\x12\x1a\n\rmin_relevance\x18\x04 \x01(\x02H\x00\x88\x01\x01\x12\x39\n\x07\x66ilters\x18\x05 \x03(\x0b\x32(.glossator.v1.SearchRequest.FiltersEntry\x12&\n\x04mode\x18\x06 \x01(\x0e\x32\x18.glossator.v1.SearchMode\x1a.\n\x0c\x46iltersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x10\n\x0e_min_relevance\"l\n\x0eSearchResponse\x12*\n\x07results\x18\x01 \x03(\x0b\x32\x19.glossator.v1.ScoredChunk\x12.\n\x08metadata\x18\x02 \x01(\x0b\x32\x1c.glossator.v1.SearchMetadata\"\xaf\x01\n\x08\x44ocument\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\x13\n\x0bsource_path\x18\x02 \x01(\t\x12\x12\n\nsource_url\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\t\x12,\n\x06\x66ormat\x18\x05 \x01(\x0e\x32\x1c.glossator.v1.DocumentFormat\x12\x17\n\x0f\x63\x61tegory_labels\x18\x06 \x03(\t\x12\r\n\x05title\x18\x07 \x01(\t\"D\n\rIngestOptions\x12\x12\n\ncollection\x18\x01 \x01(\t\x12\x10\n\x08\x62\x61se_url\x18\x02 \x01(\t\x12\r\n\x05prune\x18\x03 \x01(\x08\"s\n\rIngestRequest\x12.\n\x07options\x18\x01 \x01(\x0b\x32\x1b.glossator.v1.IngestOptionsH\x00\x12*\n\x08\x64ocument\x18\x02 \x01(\x0b\x32\x16.glossator.v1.DocumentH\x00\x42\x06\n\x04item\"\x87\x01\n\x0e\x44ocumentResult\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\x13\n\x0bsource_path\x18\x02 \x01(\t\x12,\n\x06status\x18\x03 \x01(\x0e\x32\x1c.glossator.v1.DocumentStatus\x12\x0e\n\x06\x63hunks\x18\x04 \x01(\x05\x12\r\n\x05\x65rror\x18\x05 \x01(\t\"\xf4\x01\n\x0eIngestProgress\x12\x16\n\x0e\x64ocuments_done\x18\x01 \x01(\x05\x12\x19\n\x11\x64ocuments_indexed\x18\x02 \x01(\x05\x12\x1b\n\x13\x64ocuments_unchanged\x18\x03 \x01(\x05\x12\x18\n\x10\x64ocuments_failed\x18\x04 \x01(\x05\x12\x19\n\x11\x64ocuments_deleted\x18\x05 \x01(\x05\x12\x16\n\x0e\x63hunks_written\x18\x06 \x01(\x05\x12\x16\n\x0e\x63hunks_deleted\x18\x07 \x01(\x05\x12\x12\n\nelapsed_ms\x18\x08 \x01(\x01\x12\x19\n\x11\x63hunks_per_second\x18\t \x01(\x01\"\xac\x01\n\x0eIngestResponse\x12.\n\x08progress\x18\x01 \x01(\x0b\x32\x1c.glossator.v1.IngestProgress\x12\x30\n\x08\x64ocument\x18\x02 \x01(\x0b\x32\x1c.glossator.v1.DocumentResultH\x00\x12/\n\x07summary\x18\x03 \x01(\x0b\x32\x1c.glossator.v1.IngestProgressH\x00\x42\x07\n\x05\x65vent\"\xb6\x01\n\x0c\x44ocumentInfo\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\x13\n\x0bsource_path\x18\x02 \x01(\t\x12\x12\n\nsource_url\x18\x03 \x01(\t\x12\r\n\x05title\x18\x04 \x01(\t\x12\x13\n\x0b\x63hunk_count\x18\x05 \x01(\x05\x12\x14\n\x0c\x63ontent_hash\x18\x06 \x01(\t\x12.\n\nindexed_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"Q\n\x14ListDocumentsRequest\x12\x12\n\ncollection\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"s\n\x15ListDocumentsResponse\x12-\n\tdocuments\x18\x01 \x03(\x0b\x32\x1a.glossator.v1.DocumentInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x12\n\ntotal_size\x18\x03 \x01(\x05\"B\n\x16\x44\x65leteDocumentsRequest\x12\x12\n\ncollection\x18\x01 \x01(\t\x12\x14\n\x0c\x64ocument_ids\x18\x02 \x03(\t\"_\n\x17\x44\x65leteDocumentsResponse\x12\x19\n\x11\x64\x65leted_documents\x18\x01 \x01(\x05\x12\x16\n\x0e\x64\x65leted_chunks\x18\x02 \x01(\x05\x12\x11\n\tnot_found\x18\x03 \x03(\t\"\"\n\x0cStatsRequest\x12\x12\n\ncollection\x18\x01 \x01(\t\"\xa3\x01\n\rStatsResponse\x12\x12\n\ncollection\x18\x01 \x01(\t\x12\x11\n\tdocuments\x18\x02 \x01(\x05\x12\x0e\n\x06\x63hunks\x18\x03 \x01(\x05\x12\x17\n\x0f\x65mbedding_model\x18\x04 \x01(\t\x12\x1c\n\x14\x65mbedding_dimensions\x18\x05 \x01(\x05\x12\x0f\n\x07\x62\x61\x63kend\x18\x06 \x01(\t\x12\x13\n\x0b\x63ollections\x18\x07 \x03(\t*\x9c\x01\n\x0e\x44ocumentFormat\x12\x1f\n\x1b\x44OCUMENT_FORMAT_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x44OCUMENT_FORMAT_MARKDOWN\x10\x01\x12\x17\n\x13\x44OCUMENT_FORMAT_MDX\x10\x02\x12\x18\n\x14\x44OCUMENT_FORMAT_HTML\x10\x03\x12\x18\n\x14\x44OCUMENT_FORMAT_TEXT\x10\x04*\xa6\x01\n\x0e\x44ocumentStatus\x12\x1f\n\x1b\x44OCUMENT_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x44OCUMENT_STATUS_INDEXED\x10\x01\x12\x1d\n\x19\x44OCUMENT_STATUS_UNCHANGED\x10\x02\x12\x1a\n\x16\x44OCUMENT_STATUS_FAILED\x10\x03\x12\x1b\n\x17\x44OCUMENT_STATUS_DELETED\x10\x04\x32\x9c\x03\n\x10RetrievalService\x12\x43\n\x06Search\x12\x1b.glossator.v1.SearchRequest\x1a\x1c.glossator.v1.SearchResponse\x12G\n\x06Ingest\x12\x1b.glossator.v1.IngestRequest\x1a\x1c.glossator.v1.IngestResponse(\x01\x30\x01\x12X\n\rListDocuments\x12\".glossator.v1.ListDocumentsRequest\x1a#.glossator.v1.ListDocumentsResponse\x12^\n\x0f\x44\x65leteDocuments\x12$.glossator.v1.DeleteDocumentsRequest\x1a%.glossator.v1.DeleteDocumentsResponse\x12@\n\x05Stats\x12\x1a.glossator.v1.StatsRequest\x1a\x1b.glossator.v1.StatsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cglossator/v1/retrieval.proto\x12\x0cglossator.v1\x1a\x19glossator/v1/common.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x82\x02\n\rSearchRequest\x12\x12\n\ncollection\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05top_k\x18\x03 \x01(\x05\x12\x1a\n\rmin_relevance\x18\x04 \x01(\x02H\x00\x88\x01\x01\x12\x39\n\x07\x66ilters\x18\x05 \x03(\x0b\x32(.glossator.v1.SearchRequest.FiltersEntry\x12&\n\x04mode\x18\x06 \x01(\x0e\x32\x18.glossator.v1.SearchMode\x1a.\n\x0c\x46iltersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\x10\n\x0e_min_relevance\"l\n\x0eSearchResponse\x12*\n\x07results\x18\x01 \x03(\x0b\x32\x19.glossator.v1.ScoredChunk\x12.\n\x08metadata\x18\x02 \x01(\x0b\x32\x1c.glossator.v1.SearchMetadata\"\xc3\x01\n\x08\x44ocument\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\x13\n\x0bsource_path\x18\x02 \x01(\t\x12\x12\n\nsource_url\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\t\x12,\n\x06\x66ormat\x18\x05 \x01(\x0e\x32\x1c.glossator.v1.DocumentFormat\x12\x17\n\x0f\x63\x61tegory_labels\x18\x06 \x03(\t\x12\r\n\x05title\x18\x07 \x01(\t\x12\x12\n\nread_error\x18\x08 \x01(\t\"D\n\rIngestOptions\x12\x12\n\ncollection\x18\x01 \x01(\t\x12\x10\n\x08\x62\x61se_url\x18\x02 \x01(\t\x12\r\n\x05prune\x18\x03 \x01(\x08\"s\n\rIngestRequest\x12.\n\x07options\x18\x01 \x01(\x0b\x32\x1b.glossator.v1.IngestOptionsH\x00\x12*\n\x08\x64ocument\x18\x02 \x01(\x0b\x32\x16.glossator.v1.DocumentH\x00\x42\x06\n\x04item\"\x87\x01\n\x0e\x44ocumentResult\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\x13\n\x0bsource_path\x18\x02 \x01(\t\x12,\n\x06status\x18\x03 \x01(\x0e\x32\x1c.glossator.v1.DocumentStatus\x12\x0e\n\x06\x63hunks\x18\x04 \x01(\x05\x12\r\n\x05\x65rror\x18\x05 \x01(\t\"\xf4\x01\n\x0eIngestProgress\x12\x16\n\x0e\x64ocuments_done\x18\x01 \x01(\x05\x12\x19\n\x11\x64ocuments_indexed\x18\x02 \x01(\x05\x12\x1b\n\x13\x64ocuments_unchanged\x18\x03 \x01(\x05\x12\x18\n\x10\x64ocuments_failed\x18\x04 \x01(\x05\x12\x19\n\x11\x64ocuments_deleted\x18\x05 \x01(\x05\x12\x16\n\x0e\x63hunks_written\x18\x06 \x01(\x05\x12\x16\n\x0e\x63hunks_deleted\x18\x07 \x01(\x05\x12\x12\n\nelapsed_ms\x18\x08 \x01(\x01\x12\x19\n\x11\x63hunks_per_second\x18\t \x01(\x01\"\xac\x01\n\x0eIngestResponse\x12.\n\x08progress\x18\x01 \x01(\x0b\x32\x1c.glossator.v1.IngestProgress\x12\x30\n\x08\x64ocument\x18\x02 \x01(\x0b\x32\x1c.glossator.v1.DocumentResultH\x00\x12/\n\x07summary\x18\x03 \x01(\x0b\x32\x1c.glossator.v1.IngestProgressH\x00\x42\x07\n\x05\x65vent\"\xb6\x01\n\x0c\x44ocumentInfo\x12\x13\n\x0b\x64ocument_id\x18\x01 \x01(\t\x12\x13\n\x0bsource_path\x18\x02 \x01(\t\x12\x12\n\nsource_url\x18\x03 \x01(\t\x12\r\n\x05title\x18\x04 \x01(\t\x12\x13\n\x0b\x63hunk_count\x18\x05 \x01(\x05\x12\x14\n\x0c\x63ontent_hash\x18\x06 \x01(\t\x12.\n\nindexed_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"Q\n\x14ListDocumentsRequest\x12\x12\n\ncollection\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"s\n\x15ListDocumentsResponse\x12-\n\tdocuments\x18\x01 \x03(\x0b\x32\x1a.glossator.v1.DocumentInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12\x12\n\ntotal_size\x18\x03 \x01(\x05\"B\n\x16\x44\x65leteDocumentsRequest\x12\x12\n\ncollection\x18\x01 \x01(\t\x12\x14\n\x0c\x64ocument_ids\x18\x02 \x03(\t\"_\n\x17\x44\x65leteDocumentsResponse\x12\x19\n\x11\x64\x65leted_documents\x18\x01 \x01(\x05\x12\x16\n\x0e\x64\x65leted_chunks\x18\x02 \x01(\x05\x12\x11\n\tnot_found\x18\x03 \x03(\t\"\"\n\x0cStatsRequest\x12\x12\n\ncollection\x18\x01 \x01(\t\"\xa3\x01\n\rStatsResponse\x12\x12\n\ncollection\x18\x01 \x01(\t\x12\x11\n\tdocuments\x18\x02 \x01(\x05\x12\x0e\n\x06\x63hunks\x18\x03 \x01(\x05\x12\x17\n\x0f\x65mbedding_model\x18\x04 \x01(\t\x12\x1c\n\x14\x65mbedding_dimensions\x18\x05 \x01(\x05\x12\x0f\n\x07\x62\x61\x63kend\x18\x06 \x01(\t\x12\x13\n\x0b\x63ollections\x18\x07 \x03(\t*\x9c\x01\n\x0e\x44ocumentFormat\x12\x1f\n\x1b\x44OCUMENT_FORMAT_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x44OCUMENT_FORMAT_MARKDOWN\x10\x01\x12\x17\n\x13\x44OCUMENT_FORMAT_MDX\x10\x02\x12\x18\n\x14\x44OCUMENT_FORMAT_HTML\x10\x03\x12\x18\n\x14\x44OCUMENT_FORMAT_TEXT\x10\x04*\xa6\x01\n\x0e\x44ocumentStatus\x12\x1f\n\x1b\x44OCUMENT_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x44OCUMENT_STATUS_INDEXED\x10\x01\x12\x1d\n\x19\x44OCUMENT_STATUS_UNCHANGED\x10\x02\x12\x1a\n\x16\x44OCUMENT_STATUS_FAILED\x10\x03\x12\x1b\n\x17\x44OCUMENT_STATUS_DELETED\x10\x04\x32\x9c\x03\n\x10RetrievalService\x12\x43\n\x06Search\x12\x1b.glossator.v1.SearchRequest\x1a\x1c.glossator.v1.SearchResponse\x12G\n\x06Ingest\x12\x1b.glossator.v1.IngestRequest\x1a\x1c.glossator.v1.IngestResponse(\x01\x30\x01\x12X\n\rListDocuments\x12\".glossator.v1.ListDocumentsRequest\x1a#.glossator.v1.ListDocumentsResponse\x12^\n\x0f\x44\x65leteDocuments\x12$.glossator.v1.DeleteDocumentsRequest\x1a%.glossator.v1.DeleteDocumentsResponse\x12@\n\x05Stats\x12\x1a.glossator.v1.StatsRequest\x1a\x1b.glossator.v1.StatsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,10 +35,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_SEARCHREQUEST_FILTERSENTRY']._loaded_options = None
   _globals['_SEARCHREQUEST_FILTERSENTRY']._serialized_options = b'8\001'
-  _globals['_DOCUMENTFORMAT']._serialized_start=2155
-  _globals['_DOCUMENTFORMAT']._serialized_end=2311
-  _globals['_DOCUMENTSTATUS']._serialized_start=2314
-  _globals['_DOCUMENTSTATUS']._serialized_end=2480
+  _globals['_DOCUMENTFORMAT']._serialized_start=2175
+  _globals['_DOCUMENTFORMAT']._serialized_end=2331
+  _globals['_DOCUMENTSTATUS']._serialized_start=2334
+  _globals['_DOCUMENTSTATUS']._serialized_end=2500
   _globals['_SEARCHREQUEST']._serialized_start=107
   _globals['_SEARCHREQUEST']._serialized_end=365
   _globals['_SEARCHREQUEST_FILTERSENTRY']._serialized_start=301
@@ -46,31 +46,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SEARCHRESPONSE']._serialized_start=367
   _globals['_SEARCHRESPONSE']._serialized_end=475
   _globals['_DOCUMENT']._serialized_start=478
-  _globals['_DOCUMENT']._serialized_end=653
-  _globals['_INGESTOPTIONS']._serialized_start=655
-  _globals['_INGESTOPTIONS']._serialized_end=723
-  _globals['_INGESTREQUEST']._serialized_start=725
-  _globals['_INGESTREQUEST']._serialized_end=840
-  _globals['_DOCUMENTRESULT']._serialized_start=843
-  _globals['_DOCUMENTRESULT']._serialized_end=978
-  _globals['_INGESTPROGRESS']._serialized_start=981
-  _globals['_INGESTPROGRESS']._serialized_end=1225
-  _globals['_INGESTRESPONSE']._serialized_start=1228
-  _globals['_INGESTRESPONSE']._serialized_end=1400
-  _globals['_DOCUMENTINFO']._serialized_start=1403
-  _globals['_DOCUMENTINFO']._serialized_end=1585
-  _globals['_LISTDOCUMENTSREQUEST']._serialized_start=1587
-  _globals['_LISTDOCUMENTSREQUEST']._serialized_end=1668
-  _globals['_LISTDOCUMENTSRESPONSE']._serialized_start=1670
-  _globals['_LISTDOCUMENTSRESPONSE']._serialized_end=1785
-  _globals['_DELETEDOCUMENTSREQUEST']._serialized_start=1787
-  _globals['_DELETEDOCUMENTSREQUEST']._serialized_end=1853
-  _globals['_DELETEDOCUMENTSRESPONSE']._serialized_start=1855
-  _globals['_DELETEDOCUMENTSRESPONSE']._serialized_end=1950
-  _globals['_STATSREQUEST']._serialized_start=1952
-  _globals['_STATSREQUEST']._serialized_end=1986
-  _globals['_STATSRESPONSE']._serialized_start=1989
-  _globals['_STATSRESPONSE']._serialized_end=2152
-  _globals['_RETRIEVALSERVICE']._serialized_start=2483
-  _globals['_RETRIEVALSERVICE']._serialized_end=2895
+  _globals['_DOCUMENT']._serialized_end=673
+  _globals['_INGESTOPTIONS']._serialized_start=675
+  _globals['_INGESTOPTIONS']._serialized_end=743
+  _globals['_INGESTREQUEST']._serialized_start=745
+  _globals['_INGESTREQUEST']._serialized_end=860
+  _globals['_DOCUMENTRESULT']._serialized_start=863
+  _globals['_DOCUMENTRESULT']._serialized_end=998
+  _globals['_INGESTPROGRESS']._serialized_start=1001
+  _globals['_INGESTPROGRESS']._serialized_end=1245
+  _globals['_INGESTRESPONSE']._serialized_start=1248
+  _globals['_INGESTRESPONSE']._serialized_end=1420
+  _globals['_DOCUMENTINFO']._serialized_start=1423
+  _globals['_DOCUMENTINFO']._serialized_end=1605
+  _globals['_LISTDOCUMENTSREQUEST']._serialized_start=1607
+  _globals['_LISTDOCUMENTSREQUEST']._serialized_end=1688
+  _globals['_LISTDOCUMENTSRESPONSE']._serialized_start=1690
+  _globals['_LISTDOCUMENTSRESPONSE']._serialized_end=1805
+  _globals['_DELETEDOCUMENTSREQUEST']._serialized_start=1807
+  _globals['_DELETEDOCUMENTSREQUEST']._serialized_end=1873
+  _globals['_DELETEDOCUMENTSRESPONSE']._serialized_start=1875
+  _globals['_DELETEDOCUMENTSRESPONSE']._serialized_end=1970
+  _globals['_STATSREQUEST']._serialized_start=1972
+  _globals['_STATSREQUEST']._serialized_end=2006
+  _globals['_STATSRESPONSE']._serialized_start=2009
+  _globals['_STATSRESPONSE']._serialized_end=2172
+  _globals['_RETRIEVALSERVICE']._serialized_start=2503
+  _globals['_RETRIEVALSERVICE']._serialized_end=2915
 # @@protoc_insertion_point(module_scope)

@@ -69,7 +69,7 @@ class SearchResponse(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[_common_pb2.ScoredChunk, _Mapping]]] = ..., metadata: _Optional[_Union[_common_pb2.SearchMetadata, _Mapping]] = ...) -> None: ...
 
 class Document(_message.Message):
-    __slots__ = ("document_id", "source_path", "source_url", "content", "format", "category_labels", "title")
+    __slots__ = ("document_id", "source_path", "source_url", "content", "format", "category_labels", "title", "read_error")
     DOCUMENT_ID_FIELD_NUMBER: _ClassVar[int]
     SOURCE_PATH_FIELD_NUMBER: _ClassVar[int]
     SOURCE_URL_FIELD_NUMBER: _ClassVar[int]
@@ -77,6 +77,7 @@ class Document(_message.Message):
     FORMAT_FIELD_NUMBER: _ClassVar[int]
     CATEGORY_LABELS_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
+    READ_ERROR_FIELD_NUMBER: _ClassVar[int]
     document_id: str
     source_path: str
     source_url: str
@@ -84,7 +85,8 @@ class Document(_message.Message):
     format: DocumentFormat
     category_labels: _containers.RepeatedScalarFieldContainer[str]
     title: str
-    def __init__(self, document_id: _Optional[str] = ..., source_path: _Optional[str] = ..., source_url: _Optional[str] = ..., content: _Optional[str] = ..., format: _Optional[_Union[DocumentFormat, str]] = ..., category_labels: _Optional[_Iterable[str]] = ..., title: _Optional[str] = ...) -> None: ...
+    read_error: str
+    def __init__(self, document_id: _Optional[str] = ..., source_path: _Optional[str] = ..., source_url: _Optional[str] = ..., content: _Optional[str] = ..., format: _Optional[_Union[DocumentFormat, str]] = ..., category_labels: _Optional[_Iterable[str]] = ..., title: _Optional[str] = ..., read_error: _Optional[str] = ...) -> None: ...
 
 class IngestOptions(_message.Message):
     __slots__ = ("collection", "base_url", "prune")

@@ -1,0 +1,230 @@
+"""Ingestion pipeline: parse, chunk, skip what is unchanged, embed, store, record.
+
+Per document the write order is chunks, then stale-chunk deletion, then the document record,
+so a run killed anywhere is redone cleanly by the next one (see store.base.VectorStore).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from services.common.metrics import observe_stage
+from services.retrieval.embed import EmbeddingProvider
+from services.retrieval.ingest import (
+    ChunkDraft,
+    DocumentError,
+    SourceDocument,
+    SourceError,
+    chunk_document,
+    derive_document_id,
+    parse_document,
+)
+from services.retrieval.sparse import SparseEncoder
+from services.retrieval.store import Chunk, ChunkPoint, DocumentRecord, VectorStore
+from services.retrieval.store.indexing import passage_text
+
+
+@dataclass(frozen=True)
+class ChunkingConfig:
+    max_tokens: int
+    overlap_tokens: int
+    min_tokens: int
+    max_document_bytes: int
+
+
+@dataclass(frozen=True)
+class DocumentOutcome:
+    document_id: str
+    source_path: str
+    status: str  # indexed | unchanged | failed | deleted
+    chunks: int = 0
+    error: str = ""
+
+
+@dataclass
+class IngestTotals:
+    documents_done: int = 0
+    documents_indexed: int = 0
+    documents_unchanged: int = 0
+    documents_failed: int = 0
+    documents_deleted: int = 0
+    chunks_written: int = 0
+    chunks_deleted: int = 0
+    started: float = field(default_factory=time.perf_counter)
+
+    @property
+    def elapsed_ms(self) -> float:
+        return (time.perf_counter() - self.started) * 1000
+
+    @property
+    def chunks_per_second(self) -> float:
+        seconds = self.elapsed_ms / 1000
+        return self.chunks_written / seconds if seconds > 0 else 0.0
+
+    def count(self, outcome: DocumentOutcome, chunks_written: int, chunks_deleted: int) -> None:
+        self.documents_done += outcome.status != "deleted"
+        self.documents_indexed += outcome.status == "indexed"
+        self.documents_unchanged += outcome.status == "unchanged"
+        self.documents_failed += outcome.status == "failed"
+        self.documents_deleted += outcome.status == "deleted"
+        self.chunks_written += chunks_written
+        self.chunks_deleted += chunks_deleted
+
+
+class Indexer:
+    """Writes documents into collections; one run per collection at a time."""
+
+    def __init__(
+        self, store: VectorStore, embedder: EmbeddingProvider, count_tokens, chunking: ChunkingConfig
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._count_tokens = count_tokens
+        self._chunking = chunking
+        self._sparse = SparseEncoder()
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def ingest(
+        self,
+        collection: str,
+        items: AsyncIterator[SourceDocument | SourceError],
+        *,
+        base_url: str = "",
+        prune: bool = False,
+    ) -> AsyncIterator[tuple[DocumentOutcome | None, IngestTotals]]:
+        """Yields (outcome, running totals) per document, then (None, final totals)."""
+        lock = self._locks.setdefault(collection, asyncio.Lock())
+        async with lock:
+            await asyncio.to_thread(
+                self._store.ensure_collection, collection, self._embedder.dimensions, self._embedder.name
+            )
+            totals = IngestTotals()
+            seen: set[str] = set()
+            try:
+                async for item in items:
+                    outcome, written, deleted = await self._one(collection, item, base_url)
+                    seen.add(outcome.document_id)
+                    totals.count(outcome, written, deleted)
+                    yield outcome, totals
+                if prune:
+                    async for outcome, deleted in self._prune(collection, seen):
+                        totals.count(outcome, 0, deleted)
+                        yield outcome, totals
+            finally:
+                await asyncio.to_thread(self._store.optimize, collection)
+            yield None, totals
+
+    async def _one(
+        self, collection: str, item: SourceDocument | SourceError, base_url: str
+    ) -> tuple[DocumentOutcome, int, int]:
+        if isinstance(item, SourceError):
+            return DocumentOutcome(item.document_id, item.source_path, "failed", error=item.message), 0, 0
+        try:
+            document_id = item.document_id or derive_document_id(item.source_path)
+        except DocumentError as error:
+            return DocumentOutcome("", item.source_path, "failed", error=str(error)), 0, 0
+        fingerprint = self._fingerprint(item, base_url)
+        record = await asyncio.to_thread(self._store.document_record, collection, document_id)
+        if record is not None and record.content_hash == fingerprint:
+            return DocumentOutcome(document_id, item.source_path, "unchanged", record.chunk_count), 0, 0
+        try:
+            drafts, parsed_title, url = await asyncio.to_thread(self._chunk, item, base_url)
+        except DocumentError as error:
+            return DocumentOutcome(document_id, item.source_path, "failed", error=str(error)), 0, 0
+        points = await asyncio.to_thread(self._points, drafts)
+        await asyncio.to_thread(self._store.upsert_chunks, collection, points)
+        deleted = await asyncio.to_thread(
+            self._store.delete_chunks_except, collection, document_id, [d.chunk_id for d in drafts]
+        )
+        await asyncio.to_thread(
+            self._store.put_document_record,
+            collection,
+            DocumentRecord(
+                document_id=document_id,
+                source_path=item.source_path,
+                source_url=url,
+                title=parsed_title,
+                content_hash=fingerprint,
+                chunk_ids=tuple(d.chunk_id for d in drafts),
+                indexed_at=datetime.now(UTC),
+            ),
+        )
+        return DocumentOutcome(document_id, item.source_path, "indexed", len(drafts)), len(drafts), deleted
+
+    def _fingerprint(self, item: SourceDocument, base_url: str) -> str:
+        """Everything that decides a document's chunks: unchanged fingerprint, nothing to redo."""
+        c = self._chunking
+        key = [
+            item.content,
+            item.source_path,
+            item.source_url,
+            item.format,
+            item.title,
+            list(item.category_labels),
+            base_url,
+            [c.max_tokens, c.overlap_tokens, c.min_tokens],
+            self._embedder.name,
+        ]
+        return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+    def _chunk(self, item: SourceDocument, base_url: str) -> tuple[list[ChunkDraft], str, str]:
+        c = self._chunking
+        with observe_stage("chunking"):
+            parsed = parse_document(item, base_url, max_bytes=c.max_document_bytes)
+            drafts = chunk_document(
+                parsed,
+                self._count_tokens,
+                max_tokens=c.max_tokens,
+                overlap_tokens=c.overlap_tokens,
+                min_tokens=c.min_tokens,
+            )
+        return drafts, parsed.title, parsed.url
+
+    def _points(self, drafts: list[ChunkDraft]) -> list[ChunkPoint]:
+        passages = [passage_text(d.title, d.section_path, d.text) for d in drafts]
+        with observe_stage("embedding"):
+            dense = self._embedder.embed(passages)
+        now = datetime.now(UTC)
+        return [
+            ChunkPoint(
+                chunk=Chunk(
+                    chunk_id=d.chunk_id,
+                    document_id=d.document_id,
+                    source_url=d.source_url,
+                    source_path=d.source_path,
+                    title=d.title,
+                    section_path=tuple(d.section_path),
+                    section_title=d.section_title,
+                    anchor=d.anchor,
+                    chunk_index=d.chunk_index,
+                    total_chunks=d.total_chunks,
+                    text=d.text,
+                    content_hash=d.content_hash,
+                    token_count=d.token_count,
+                    indexed_at=now,
+                ),
+                dense=vector,
+                sparse=self._sparse.encode_document(passage),
+            )
+            for d, vector, passage in zip(drafts, dense, passages, strict=True)
+        ]
+
+    async def _prune(self, collection: str, seen: set[str]) -> AsyncIterator[tuple[DocumentOutcome, int]]:
+        """Deletes the documents of the collection that this run did not send."""
+        gone: list[DocumentRecord] = []
+        token = ""
+        while True:
+            page = await asyncio.to_thread(self._store.list_documents, collection, 500, token)
+            gone.extend(r for r in page.documents if r.document_id not in seen)
+            token = page.next_page_token
+            if not token:
+                break
+        for record in gone:
+            result = await asyncio.to_thread(self._store.delete_documents, collection, [record.document_id])
+            yield DocumentOutcome(record.document_id, record.source_path, "deleted"), result.deleted_chunks

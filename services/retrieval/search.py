@@ -1,0 +1,103 @@
+"""Search pipeline: embed the query (cache, micro-batch), encode its terms, ask the store, filter."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from services.common.errors import FailedPrecondition
+from services.common.metrics import observe_stage
+from services.retrieval.embed import EmbeddingProvider, QueryBatcher, QueryEmbeddingCache
+from services.retrieval.sparse import SparseEncoder
+from services.retrieval.store import SearchFilters, SearchHit, SearchMode, VectorStore
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    collection: str
+    text: str
+    top_k: int
+    min_relevance: float
+    mode: SearchMode
+    filters: SearchFilters
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    hits: list[SearchHit]
+    candidates: int
+    embedding_ms: float
+    search_ms: float
+    total_ms: float
+    embedding_cached: bool
+
+
+class Searcher:
+    def __init__(
+        self,
+        store: VectorStore,
+        embedder: EmbeddingProvider,
+        cache_size: int,
+        batch_size: int,
+        wait_ms: float,
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._cache = QueryEmbeddingCache(cache_size)
+        self._batcher = QueryBatcher(embedder, max_batch=batch_size, wait_ms=wait_ms)
+        self._sparse = SparseEncoder()
+        self._checked_collections: set[str] = set()
+
+    async def search(self, query: SearchQuery) -> SearchOutcome:
+        start = time.perf_counter()
+        await self._check_model(query.collection)
+        dense, cached, embedding_ms = await self._dense(query)
+        sparse = self._sparse.encode_query(query.text)
+        search_start = time.perf_counter()
+        with observe_stage("search"):
+            hits = await asyncio.to_thread(
+                self._store.search, query.collection, dense, sparse, query.mode, query.top_k, query.filters
+            )
+        search_ms = (time.perf_counter() - search_start) * 1000
+        kept = [hit for hit in hits if hit.relevance >= query.min_relevance]
+        return SearchOutcome(
+            hits=kept,
+            candidates=len(hits),
+            embedding_ms=embedding_ms,
+            search_ms=search_ms,
+            total_ms=(time.perf_counter() - start) * 1000,
+            embedding_cached=cached,
+        )
+
+    async def _dense(self, query: SearchQuery) -> tuple[np.ndarray, bool, float]:
+        if query.mode == SearchMode.SPARSE:
+            return np.zeros(self._embedder.dimensions, dtype=np.float32), False, 0.0
+        vector = self._cache.get(query.text)
+        if vector is not None:
+            return vector, True, 0.0
+        start = time.perf_counter()
+        with observe_stage("embedding"):
+            vector = await self._batcher.embed(query.text)
+        self._cache.put(query.text, vector)
+        return vector, False, (time.perf_counter() - start) * 1000
+
+    async def _check_model(self, collection: str) -> None:
+        """A collection built by another embedding model cannot be searched with this one."""
+        if collection in self._checked_collections:
+            return
+        info = await asyncio.to_thread(self._store.collection_info, collection)
+        if info.embedding_model != self._embedder.name:
+            raise FailedPrecondition(
+                f"collection {collection!r} was built with {info.embedding_model}, "
+                f"but this service embeds with {self._embedder.name}"
+            )
+        self._checked_collections.add(collection)
+
+    def forget(self, collection: str) -> None:
+        self._checked_collections.discard(collection)
+
+    async def close(self) -> None:
+        await self._batcher.close()

@@ -1,0 +1,294 @@
+"""RetrievalService: protobuf <-> domain translation around the indexer, searcher and store."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
+from services.common.errors import InvalidArgument, Violations
+from services.retrieval.config import RetrievalSettings
+from services.retrieval.indexer import DocumentOutcome, Indexer, IngestTotals
+from services.retrieval.ingest import SourceDocument, SourceError
+from services.retrieval.search import Searcher, SearchQuery
+from services.retrieval.store import (
+    DocumentRecord,
+    SearchFilters,
+    SearchHit,
+    SearchMode,
+    VectorStore,
+)
+from services.retrieval.store.base import check_collection_name
+
+DEFAULT_COLLECTION = "default"
+FILTER_KEYS = ("source_url_prefix", "source_path_prefix", "section", "document_id")
+_MODES = {
+    common_pb2.SEARCH_MODE_UNSPECIFIED: SearchMode.HYBRID,
+    common_pb2.SEARCH_MODE_DENSE: SearchMode.DENSE,
+    common_pb2.SEARCH_MODE_SPARSE: SearchMode.SPARSE,
+    common_pb2.SEARCH_MODE_HYBRID: SearchMode.HYBRID,
+}
+_MODE_PROTOS = {mode: value for value, mode in _MODES.items() if value != common_pb2.SEARCH_MODE_UNSPECIFIED}
+_FORMATS = {
+    retrieval_pb2.DOCUMENT_FORMAT_UNSPECIFIED: "",
+    retrieval_pb2.DOCUMENT_FORMAT_MARKDOWN: "markdown",
+    retrieval_pb2.DOCUMENT_FORMAT_MDX: "mdx",
+    retrieval_pb2.DOCUMENT_FORMAT_HTML: "html",
+    retrieval_pb2.DOCUMENT_FORMAT_TEXT: "text",
+}
+_STATUSES = {
+    "indexed": retrieval_pb2.DOCUMENT_STATUS_INDEXED,
+    "unchanged": retrieval_pb2.DOCUMENT_STATUS_UNCHANGED,
+    "failed": retrieval_pb2.DOCUMENT_STATUS_FAILED,
+    "deleted": retrieval_pb2.DOCUMENT_STATUS_DELETED,
+}
+
+
+def _collection(name: str, violations: Violations) -> str:
+    name = name or DEFAULT_COLLECTION
+    try:
+        return check_collection_name(name)
+    except InvalidArgument as error:
+        violations.items.extend(error.violations)
+        return name
+
+
+class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
+    def __init__(
+        self, store: VectorStore, indexer: Indexer, searcher: Searcher, settings: RetrievalSettings
+    ) -> None:
+        self._store = store
+        self._indexer = indexer
+        self._searcher = searcher
+        self._settings = settings
+
+    async def Search(
+        self, request: retrieval_pb2.SearchRequest, context: grpc.aio.ServicerContext
+    ) -> retrieval_pb2.SearchResponse:
+        query = self._search_query(request)
+        outcome = await self._searcher.search(query)
+        return retrieval_pb2.SearchResponse(
+            results=[_scored_chunk(hit, rank) for rank, hit in enumerate(outcome.hits, start=1)],
+            metadata=common_pb2.SearchMetadata(
+                candidates=outcome.candidates,
+                top_k=query.top_k,
+                mode=_MODE_PROTOS[query.mode],
+                embedding_ms=outcome.embedding_ms,
+                search_ms=outcome.search_ms,
+                total_ms=outcome.total_ms,
+                embedding_cached=outcome.embedding_cached,
+                collection=query.collection,
+            ),
+        )
+
+    def _search_query(self, request: retrieval_pb2.SearchRequest) -> SearchQuery:
+        s = self._settings
+        v = Violations()
+        collection = _collection(request.collection, v)
+        text = v.text("query", request.query, max_chars=s.max_query_chars)
+        top_k = request.top_k or s.default_top_k
+        v.in_range("top_k", top_k, 1, 20)
+        min_relevance = (
+            request.min_relevance if request.HasField("min_relevance") else s.default_min_relevance
+        )
+        v.in_range("min_relevance", min_relevance, 0.0, 1.0)
+        v.check(request.mode in _MODES, "mode", f"unknown search mode {request.mode}")
+        for key in request.filters:
+            v.check(
+                key in FILTER_KEYS, f"filters[{key}]", f"unknown filter; allowed: {', '.join(FILTER_KEYS)}"
+            )
+        v.raise_if_any()
+        filters = request.filters
+        document_ids = tuple(i.strip() for i in filters.get("document_id", "").split(",") if i.strip())
+        return SearchQuery(
+            collection=collection,
+            text=text,
+            top_k=top_k,
+            min_relevance=min_relevance,
+            mode=_MODES[request.mode],
+            filters=SearchFilters(
+                source_url_prefix=filters.get("source_url_prefix", ""),
+                source_path_prefix=filters.get("source_path_prefix", ""),
+                section=filters.get("section", "").strip(),
+                document_ids=document_ids,
+            ),
+        )
+
+    async def Ingest(
+        self, request_iterator: AsyncIterator[retrieval_pb2.IngestRequest], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[retrieval_pb2.IngestResponse]:
+        requests = aiter(request_iterator)
+        first = await anext(requests, None)
+        if first is None:
+            return
+        options = first.options if first.HasField("options") else retrieval_pb2.IngestOptions()
+        v = Violations()
+        collection = _collection(options.collection, v)
+        v.raise_if_any()
+        pending = [first] if first.HasField("document") else []
+        items = self._source_documents(pending, requests)
+        async for outcome, totals in self._indexer.ingest(
+            collection, items, base_url=options.base_url, prune=options.prune
+        ):
+            if outcome is None:
+                yield retrieval_pb2.IngestResponse(progress=_progress(totals), summary=_progress(totals))
+            else:
+                yield retrieval_pb2.IngestResponse(
+                    progress=_progress(totals), document=_document_result(outcome)
+                )
+        self._searcher.forget(collection)
+
+    async def _source_documents(
+        self, pending: list[retrieval_pb2.IngestRequest], requests: AsyncIterator[retrieval_pb2.IngestRequest]
+    ) -> AsyncIterator[SourceDocument | SourceError]:
+        async def all_requests():
+            for request in pending:
+                yield request
+            async for request in requests:
+                yield request
+
+        async for request in all_requests():
+            if not request.HasField("document"):
+                raise InvalidArgument([], "options may only be sent as the first message of an Ingest stream")
+            yield _source_document(request.document)
+
+    async def ListDocuments(
+        self, request: retrieval_pb2.ListDocumentsRequest, context: grpc.aio.ServicerContext
+    ) -> retrieval_pb2.ListDocumentsResponse:
+        v = Violations()
+        collection = _collection(request.collection, v)
+        page_size = request.page_size or 100
+        v.in_range("page_size", page_size, 1, 1000)
+        v.raise_if_any()
+        page = await asyncio.to_thread(self._store.list_documents, collection, page_size, request.page_token)
+        return retrieval_pb2.ListDocumentsResponse(
+            documents=[_document_info(record) for record in page.documents],
+            next_page_token=page.next_page_token,
+            total_size=page.total_size,
+        )
+
+    async def DeleteDocuments(
+        self, request: retrieval_pb2.DeleteDocumentsRequest, context: grpc.aio.ServicerContext
+    ) -> retrieval_pb2.DeleteDocumentsResponse:
+        v = Violations()
+        collection = _collection(request.collection, v)
+        ids = [i for i in request.document_ids if i.strip()]
+        v.check(bool(ids), "document_ids", "at least one document id is required")
+        v.check(len(ids) <= 1000, "document_ids", "at most 1000 ids per call")
+        v.raise_if_any()
+        await asyncio.to_thread(self._store.collection_info, collection)  # NotFound for unknown collections
+        result = await asyncio.to_thread(self._store.delete_documents, collection, ids)
+        return retrieval_pb2.DeleteDocumentsResponse(
+            deleted_documents=len(result.deleted_documents),
+            deleted_chunks=result.deleted_chunks,
+            not_found=result.not_found,
+        )
+
+    async def Stats(
+        self, request: retrieval_pb2.StatsRequest, context: grpc.aio.ServicerContext
+    ) -> retrieval_pb2.StatsResponse:
+        v = Violations()
+        collection = _collection(request.collection, v)
+        v.raise_if_any()
+        info = await asyncio.to_thread(self._store.collection_info, collection)
+        collections = await asyncio.to_thread(self._store.list_collections)
+        return retrieval_pb2.StatsResponse(
+            collection=info.name,
+            documents=info.documents,
+            chunks=info.chunks,
+            embedding_model=info.embedding_model,
+            embedding_dimensions=info.dense_dimensions,
+            backend=self._store.backend,
+            collections=collections,
+        )
+
+
+def _source_document(document: retrieval_pb2.Document) -> SourceDocument | SourceError:
+    """A malformed document becomes a SourceError: reported for itself, the run goes on."""
+    path = document.source_path.strip()
+    if not path:
+        return SourceError(source_path="(no source_path)", message="source_path is required")
+    if document.read_error:
+        return SourceError(source_path=path, message=document.read_error)
+    if document.format not in _FORMATS:
+        return SourceError(source_path=path, message=f"unknown document format {document.format}")
+    return SourceDocument(
+        document_id=document.document_id.strip(),
+        source_path=path,
+        source_url=document.source_url.strip(),
+        content=document.content,
+        format=_FORMATS[document.format],
+        category_labels=tuple(document.category_labels),
+        title=document.title.strip(),
+    )
+
+
+def _timestamp(moment) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromDatetime(moment)
+    return stamp
+
+
+def _scored_chunk(hit: SearchHit, rank: int) -> common_pb2.ScoredChunk:
+    chunk = hit.chunk
+    return common_pb2.ScoredChunk(
+        chunk=common_pb2.Chunk(
+            chunk_id=chunk.chunk_id,
+            document_id=chunk.document_id,
+            source_url=chunk.source_url,
+            source_path=chunk.source_path,
+            title=chunk.title,
+            section_path=list(chunk.section_path),
+            section_title=chunk.section_title,
+            anchor=chunk.anchor,
+            chunk_index=chunk.chunk_index,
+            total_chunks=chunk.total_chunks,
+            text=chunk.text,
+            content_hash=chunk.content_hash,
+            token_count=chunk.token_count,
+            indexed_at=_timestamp(chunk.indexed_at),
+        ),
+        rank=rank,
+        relevance=hit.relevance,
+        dense_score=hit.dense_score,
+        sparse_score=hit.sparse_score,
+    )
+
+
+def _progress(totals: IngestTotals) -> retrieval_pb2.IngestProgress:
+    return retrieval_pb2.IngestProgress(
+        documents_done=totals.documents_done,
+        documents_indexed=totals.documents_indexed,
+        documents_unchanged=totals.documents_unchanged,
+        documents_failed=totals.documents_failed,
+        documents_deleted=totals.documents_deleted,
+        chunks_written=totals.chunks_written,
+        chunks_deleted=totals.chunks_deleted,
+        elapsed_ms=totals.elapsed_ms,
+        chunks_per_second=totals.chunks_per_second,
+    )
+
+
+def _document_result(outcome: DocumentOutcome) -> retrieval_pb2.DocumentResult:
+    return retrieval_pb2.DocumentResult(
+        document_id=outcome.document_id,
+        source_path=outcome.source_path,
+        status=_STATUSES[outcome.status],
+        chunks=outcome.chunks,
+        error=outcome.error,
+    )
+
+
+def _document_info(record: DocumentRecord) -> retrieval_pb2.DocumentInfo:
+    return retrieval_pb2.DocumentInfo(
+        document_id=record.document_id,
+        source_path=record.source_path,
+        source_url=record.source_url,
+        title=record.title,
+        chunk_count=record.chunk_count,
+        content_hash=record.content_hash,
+        indexed_at=_timestamp(record.indexed_at),
+    )
