@@ -19,7 +19,11 @@ def field_violations(error: grpc.aio.AioRpcError) -> dict[str, str]:
 
 
 def trailer(error_or_metadata, key: str) -> str | None:
-    metadata = error_or_metadata.trailing_metadata() if hasattr(error_or_metadata, "trailing_metadata") else error_or_metadata
+    metadata = (
+        error_or_metadata.trailing_metadata()
+        if hasattr(error_or_metadata, "trailing_metadata")
+        else error_or_metadata
+    )
     for k, v in metadata or ():
         if k == key:
             return v

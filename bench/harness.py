@@ -1,0 +1,140 @@
+"""Shared benchmark plumbing: a service in its own process, latency statistics, load loops."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from services.common.clients import make_channel
+
+ROOT = Path(__file__).resolve().parents[1]
+EVAL_DIR = ROOT.parent / "shared" / "eval"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class ServiceProcess:
+    """`glossator serve|up` in a child process, so its memory and CPU are its own."""
+
+    process: subprocess.Popen
+    ports: dict[str, int]
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def rss_mib(self) -> float:
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+async def start_services(
+    data_dir: Path, services: Sequence[str], extra_env: dict[str, str] | None = None
+) -> ServiceProcess:
+    """One service with `serve`, or the whole suite with `up`; waits until every health check says SERVING."""
+    ports = {name: free_port() for name in ("agent", "retrieval", "validation")}
+    env = dict(os.environ, **(extra_env or {}))
+    for name, port in ports.items():
+        env[f"GLOSSATOR_{name.upper()}_PORT"] = str(port)
+        env[f"GLOSSATOR_{name.upper()}_DATA_DIR"] = str(data_dir)
+    env["GLOSSATOR_AGENT_RETRIEVAL_TARGET"] = f"127.0.0.1:{ports['retrieval']}"
+    env["GLOSSATOR_AGENT_VALIDATION_TARGET"] = f"127.0.0.1:{ports['validation']}"
+    command = ["serve", services[0]] if len(services) == 1 else ["up", "--log-format", "json"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "services.cli", *command],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    started = ServiceProcess(process, {name: ports[name] for name in services})
+    for name in services:
+        await wait_serving(f"127.0.0.1:{ports[name]}", process)
+    return started
+
+
+async def wait_serving(target: str, process: subprocess.Popen, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    async with make_channel(target) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"the service process exited with {process.returncode}")
+            try:
+                reply = await health.Check(health_pb2.HealthCheckRequest(), timeout=2)
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.aio.AioRpcError:
+                pass
+            await asyncio.sleep(0.2)
+    raise TimeoutError(f"{target} did not become SERVING in {timeout} s")
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    concurrency: int
+    calls: int
+    p50_ms: float
+    p99_ms: float
+    qps: float
+
+    def as_dict(self) -> dict:
+        return {
+            "concurrency": self.concurrency,
+            "calls": self.calls,
+            "p50_ms": round(self.p50_ms, 2),
+            "p99_ms": round(self.p99_ms, 2),
+            "qps": round(self.qps, 1),
+        }
+
+
+async def run_load(call: Callable[[int], Awaitable[None]], calls: int, concurrency: int) -> LoadResult:
+    """`calls` calls (call(i) for i in 0..calls-1), `concurrency` at a time; per-call latency."""
+    latencies: list[float] = []
+    next_index = 0
+
+    async def worker() -> None:
+        nonlocal next_index
+        while next_index < calls:
+            index = next_index
+            next_index += 1
+            start = time.perf_counter()
+            await call(index)
+            latencies.append((time.perf_counter() - start) * 1000)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    elapsed = time.perf_counter() - start
+    return LoadResult(
+        concurrency, calls, statistics.median(latencies), percentile(latencies, 0.99), calls / elapsed
+    )

@@ -1,0 +1,158 @@
+"""Retrieval benchmark: ingest throughput, unchanged re-ingest, Search latency/QPS, resident memory.
+
+    .venv/bin/python bench/retrieval_bench.py [--corpus DIR] [--json]
+
+The service runs in its own process (`glossator serve retrieval`, embedded Qdrant) on a fresh data
+directory. Figures: the first ingest of the corpus (chunks/s), the median of repeated unchanged
+ingests (and its share of the first), Search p50/p99 at concurrency 1 and 8 with a cold query
+cache (every query distinct), QPS, the floor (embedding the same queries in-process), and the
+service's resident memory with the collection loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from bench.harness import EVAL_DIR, run_load, start_services
+from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc
+from services.commands.ingest import ingest_requests
+from services.common.clients import make_channel
+from services.retrieval.embed import LocalEmbeddingProvider
+from services.retrieval.ingest import read_folder
+
+COLLECTION = "agentfactory"
+TEMPLATES = ("what is {}", "explain {} with an example", "how do I use {}", "{} best practices")
+
+
+async def _items(root: Path):
+    for item in read_folder(root):
+        yield item
+
+
+async def ingest(stub, root: Path) -> retrieval_pb2.IngestProgress:
+    summary = None
+    options = retrieval_pb2.IngestOptions(
+        collection=COLLECTION, base_url="https://agentfactory.example/docs/"
+    )
+    async for reply in stub.Ingest(ingest_requests(options, _items(root))):
+        if reply.HasField("summary"):
+            summary = reply.summary
+    return summary
+
+
+async def queries_from_titles(stub) -> list[str]:
+    titles, token = [], ""
+    while True:
+        page = await stub.ListDocuments(
+            retrieval_pb2.ListDocumentsRequest(collection=COLLECTION, page_size=1000, page_token=token)
+        )
+        titles += [d.title for d in page.documents if d.title]
+        token = page.next_page_token
+        if not token:
+            break
+    unique = list(dict.fromkeys(t.lower() for t in titles))
+    return list(dict.fromkeys(template.format(t) for template in TEMPLATES for t in unique))
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=EVAL_DIR / "corpora" / "agentfactory" / "docs")
+    parser.add_argument("--reingests", type=int, default=3, help="unchanged ingests to take the median of")
+    parser.add_argument("--calls", type=int, default=300, help="Search calls per concurrency level")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="glossator-bench-") as data_dir:
+        service = await start_services(Path(data_dir), ["retrieval"])
+        try:
+            target = f"127.0.0.1:{service.ports['retrieval']}"
+            async with make_channel(target) as channel:
+                stub = retrieval_pb2_grpc.RetrievalServiceStub(channel)
+                first_start = time.perf_counter()
+                first = await ingest(stub, args.corpus)
+                first_s = time.perf_counter() - first_start
+                again = []
+                for _ in range(args.reingests):
+                    start = time.perf_counter()
+                    summary = await ingest(stub, args.corpus)
+                    again.append(time.perf_counter() - start)
+                    assert summary.documents_indexed == 0, "an unchanged ingest re-indexed documents"
+                queries = await queries_from_titles(stub)
+                needed = args.calls * 3
+                assert len(queries) >= needed, f"only {len(queries)} distinct queries for {needed} calls"
+
+                async def search(offset: int):
+                    async def call(i: int) -> None:
+                        await stub.Search(
+                            retrieval_pb2.SearchRequest(
+                                collection=COLLECTION, query=queries[offset + i], top_k=5
+                            ),
+                            timeout=30,
+                        )
+
+                    return call
+
+                # Warm the model and the engine's caches with queries that are not measured.
+                await run_load(await search(2 * args.calls), min(50, args.calls), 1)
+                single = await run_load(await search(0), args.calls, 1)
+                eight = await run_load(await search(args.calls), args.calls, 8)
+                rss = service.rss_mib()
+                stats = await stub.Stats(retrieval_pb2.StatsRequest(collection=COLLECTION))
+        finally:
+            service.stop()
+
+    provider = LocalEmbeddingProvider()
+    provider.embed(["warm up"])
+    floor = []
+    for text in queries[: args.calls]:
+        start = time.perf_counter()
+        provider.embed([text])
+        floor.append((time.perf_counter() - start) * 1000)
+    floor_p50 = statistics.median(floor)
+
+    figures = {
+        "documents": stats.documents,
+        "chunks": stats.chunks,
+        "first_ingest_s": round(first_s, 1),
+        "first_ingest_chunks_per_s": round(first.chunks_written / first_s, 1),
+        "documents_failed": first.documents_failed,
+        "unchanged_ingest_s_median": round(statistics.median(again), 2),
+        "unchanged_share_of_first": round(statistics.median(again) / first_s, 4),
+        "search_c1": single.as_dict(),
+        "search_c8": eight.as_dict(),
+        "embed_floor_p50_ms": round(floor_p50, 2),
+        "c1_p50_over_floor": round(single.p50_ms / floor_p50, 2),
+        "qps_c8_over_c1": round(eight.qps / single.qps, 2),
+        "service_rss_mib": round(rss, 1),
+    }
+    if args.json:
+        print(json.dumps(figures))
+        return
+    print(f"corpus: {args.corpus} -> {stats.documents} documents, {stats.chunks} chunks ({stats.backend})")
+    print(
+        f"first ingest:      {first_s:.1f} s, {figures['first_ingest_chunks_per_s']} chunks/s, "
+        f"{first.documents_failed} failed"
+    )
+    print(
+        f"unchanged ingest:  {figures['unchanged_ingest_s_median']} s median of {args.reingests} "
+        f"= {figures['unchanged_share_of_first']:.2%} of the first"
+    )
+    for label, r in (("c=1", single), ("c=8", eight)):
+        print(
+            f"search {label}:        p50 {r.p50_ms:.1f} ms, p99 {r.p99_ms:.1f} ms, {r.qps:.1f} QPS ({r.calls} calls)"
+        )
+    print(
+        f"embedding floor:   p50 {floor_p50:.1f} ms in-process -> c=1 p50 is {figures['c1_p50_over_floor']}x"
+    )
+    print(f"QPS c=8 / c=1:     {figures['qps_c8_over_c1']}x")
+    print(f"service RSS:       {rss:.0f} MiB with the collection loaded")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
