@@ -37,7 +37,10 @@ class RetrievalSettings(ServiceSettings):
     )
     max_query_chars: int = Field(1000, ge=1, description="Longest query accepted.")
     chunk_max_tokens: int = Field(
-        256, ge=32, le=512, description="Token budget of a chunk (the model reads at most 256 tokens)."
+        224,
+        ge=32,
+        le=512,
+        description="Token budget of a chunk (the model reads 256, less the title prefix).",
     )
     chunk_overlap_tokens: int = Field(32, ge=0, description="Tokens repeated between consecutive chunks.")
     chunk_min_tokens: int = Field(48, ge=0, description="Sections smaller than this merge with a neighbour.")

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from services.common.metrics import observe_stage
 from services.retrieval.embed import EmbeddingProvider
 from services.retrieval.ingest import (
+    RULES_VERSION,
     ChunkDraft,
     DocumentError,
     SourceDocument,
@@ -168,7 +169,7 @@ class Indexer:
             item.title,
             list(item.category_labels),
             base_url,
-            [c.max_tokens, c.overlap_tokens, c.min_tokens],
+            [RULES_VERSION, c.max_tokens, c.overlap_tokens, c.min_tokens],
             self._embedder.name,
         ]
         return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode("utf-8")).hexdigest()

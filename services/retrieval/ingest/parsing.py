@@ -1,0 +1,83 @@
+"""One entry point from a SourceDocument to its heading tree: checks, format dispatch, title, URL."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from services.retrieval.ingest.documents import (
+    DEFAULT_MAX_DOCUMENT_BYTES,
+    Block,
+    DocumentError,
+    FrontMatter,
+    ParsedDocument,
+    SourceDocument,
+    derive_document_id,
+    guess_format,
+)
+from services.retrieval.ingest.headings import build_sections
+from services.retrieval.ingest.html import parse_html
+from services.retrieval.ingest.markdown import parse_markdown
+from services.retrieval.ingest.urls import document_url, strip_number_prefix
+
+# Control characters other than tab/newline/form feed/carriage return, and U+FFFD (what a lenient
+# decoder puts in place of bytes that are not text).
+_NON_TEXT = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufffd]")
+_NON_TEXT_SHARE = 0.01
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+
+
+def parse_document(
+    doc: SourceDocument, base_url: str = "", *, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+) -> ParsedDocument:
+    """Parses a document into sections of blocks; DocumentError says why one cannot be ingested."""
+    _check_content(doc.content, max_bytes)
+    document_format = doc.format or guess_format(doc.source_path)
+    front_matter = FrontMatter()
+    page_title = ""
+    if document_format in ("markdown", "mdx"):
+        front_matter, blocks = parse_markdown(doc.content)
+    elif document_format == "html":
+        page_title, blocks = parse_html(doc.content)
+    else:
+        blocks = _text_blocks(doc.content)
+    sections = build_sections(blocks)
+    first_h1 = next((block.title for block in blocks if block.kind == "heading" and block.level == 1), "")
+    return ParsedDocument(
+        document_id=doc.document_id or derive_document_id(doc.source_path),
+        source_path=doc.source_path,
+        url=document_url(doc.source_path, document_format, front_matter, base_url, doc.source_url),
+        title=front_matter.title or first_h1 or doc.title or page_title or _title_from_path(doc.source_path),
+        format=document_format,
+        sections=sections,
+        category_labels=doc.category_labels,
+        front_matter=front_matter,
+    )
+
+
+def _check_content(content: str, max_bytes: int) -> None:
+    # A character is at most 4 UTF-8 bytes: only near the limit is the exact size worth computing.
+    if len(content) * 4 > max_bytes and (size := len(content.encode("utf-8", "surrogatepass"))) > max_bytes:
+        raise DocumentError(f"document is {size:,} bytes, over the limit of {max_bytes:,} bytes")
+    if "\x00" in content:
+        raise DocumentError("content holds NUL characters: binary data, not text")
+    non_text = len(_NON_TEXT.findall(content))
+    if non_text > max(8, _NON_TEXT_SHARE * len(content)):
+        raise DocumentError(
+            f"content looks binary: {non_text:,} of {len(content):,} characters are control characters "
+            "or undecodable bytes"
+        )
+
+
+def _text_blocks(content: str) -> list[Block]:
+    paragraphs = _PARAGRAPH_BREAK.split(content.replace("\r\n", "\n"))
+    return [Block(kind="text", text=paragraph.strip("\n")) for paragraph in paragraphs if paragraph.strip()]
+
+
+def _title_from_path(source_path: str) -> str:
+    """Last resort: the file name (or its folder's, for index pages) without number prefix."""
+    path = derive_document_id(source_path).rstrip("/")
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    if stem.lower() in ("index", "readme") and "/" in path:
+        stem = posixpath.basename(posixpath.dirname(path))
+    return strip_number_prefix(stem).replace("-", " ").replace("_", " ").strip() or path
