@@ -1,0 +1,213 @@
+"""The vector store seam: domain types and the interface both Qdrant backends implement.
+
+Methods are synchronous: neither qdrant-edge-py nor the synchronous qdrant-client is asyncio-native,
+so the servicer runs store calls in a worker thread (`asyncio.to_thread`). Every implementation is
+safe to call from several threads at once.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+import numpy as np
+
+from services.common.errors import FieldViolation, InvalidArgument
+
+# Collection names double as directory names (edge) and Qdrant collection names (server).
+_COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
+
+
+def check_collection_name(name: str) -> str:
+    """Returns the name, or raises InvalidArgument on the `collection` field."""
+    if not _COLLECTION_NAME.fullmatch(name):
+        description = "1-63 letters, digits, '_' or '-', starting with a letter or digit"
+        raise InvalidArgument([FieldViolation("collection", description)])
+    return name
+
+
+class SearchMode(StrEnum):
+    DENSE = "dense"
+    SPARSE = "sparse"
+    HYBRID = "hybrid"
+
+
+@dataclass(frozen=True)
+class SparseVector:
+    """Term ids and weights, ids ascending (Qdrant's sparse vector layout)."""
+
+    indices: tuple[int, ...]
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A passage of a document with everything needed to cite it (mirrors glossator.v1.Chunk)."""
+
+    chunk_id: str
+    document_id: str
+    source_url: str
+    source_path: str
+    title: str
+    section_path: tuple[str, ...]
+    section_title: str
+    anchor: str
+    chunk_index: int
+    total_chunks: int
+    text: str
+    content_hash: str
+    token_count: int
+    indexed_at: datetime
+
+
+@dataclass(frozen=True)
+class ChunkPoint:
+    """A chunk with its two vectors, as written by upsert_chunks."""
+
+    chunk: Chunk
+    dense: np.ndarray | Sequence[float]
+    sparse: SparseVector
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """What the store remembers of an indexed document, to skip or replace it on the next ingest."""
+
+    document_id: str
+    source_path: str
+    source_url: str
+    title: str
+    content_hash: str
+    chunk_ids: tuple[str, ...]
+    indexed_at: datetime
+
+    @property
+    def chunk_count(self) -> int:
+        return len(self.chunk_ids)
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    name: str
+    documents: int
+    chunks: int
+    embedding_model: str
+    dense_dimensions: int
+
+
+@dataclass(frozen=True)
+class DocumentPage:
+    documents: list[DocumentRecord]
+    # Empty on the last page.
+    next_page_token: str
+    total_size: int
+
+
+@dataclass(frozen=True)
+class DeleteResult:
+    deleted_documents: list[str]
+    deleted_chunks: int
+    not_found: list[str]
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Restrictions of a search; every one that is set must hold."""
+
+    source_url_prefix: str = ""
+    source_path_prefix: str = ""
+    # A heading anywhere in the chunk's section_path, compared case-insensitively.
+    section: str = ""
+    document_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    chunk: Chunk
+    # The documented 0-1 scale that min_relevance filters on (see store.query.relevance).
+    relevance: float
+    # The engine's own score of the mode: RRF score (hybrid), cosine (dense) or BM25 (sparse).
+    score: float
+    # Cosine similarity from the dense leg, 0 when that leg did not return the chunk.
+    dense_score: float = 0.0
+    # IDF-weighted BM25 score from the sparse leg, 0 when that leg did not return the chunk.
+    sparse_score: float = 0.0
+
+
+class VectorStore(ABC):
+    """Named collections of chunks with dense + sparse vectors, and a record per document.
+
+    Write order that makes ingestion restartable: upsert_chunks, delete_chunks_except, and
+    put_document_record LAST. A run killed before the record is written leaves no record, so the
+    next run redoes the document; chunk ids are deterministic, so redoing it creates no duplicates.
+    """
+
+    backend: str
+
+    @abstractmethod
+    def ensure_collection(self, name: str, dense_dimensions: int, embedding_model: str) -> CollectionInfo:
+        """Creates the collection on first use; FailedPrecondition if another model built it."""
+
+    @abstractmethod
+    def list_collections(self) -> list[str]:
+        """Names of the Glossator collections this store holds, sorted."""
+
+    @abstractmethod
+    def collection_info(self, name: str) -> CollectionInfo:
+        """Counts and embedding model; NotFound when the collection does not exist."""
+
+    @abstractmethod
+    def upsert_chunks(self, name: str, points: Sequence[ChunkPoint]) -> None:
+        """Writes chunks (payload + both vectors); a chunk id already stored is overwritten."""
+
+    @abstractmethod
+    def document_record(self, name: str, document_id: str) -> DocumentRecord | None:
+        """The record written when the document was last indexed completely, or None."""
+
+    @abstractmethod
+    def put_document_record(self, name: str, record: DocumentRecord) -> None:
+        """Marks a document as completely indexed; call after its chunks are written."""
+
+    @abstractmethod
+    def delete_chunks_except(self, name: str, document_id: str, keep_chunk_ids: Sequence[str]) -> int:
+        """Deletes the document's chunks that are not in keep_chunk_ids; returns how many.
+
+        Found by a payload filter on document_id, not from the record, so chunks left by an
+        interrupted run (which wrote no record) are found too.
+        """
+
+    @abstractmethod
+    def delete_documents(self, name: str, document_ids: Sequence[str]) -> DeleteResult:
+        """Deletes documents with all their chunks (chunks first, the record last)."""
+
+    @abstractmethod
+    def list_documents(self, name: str, page_size: int, page_token: str = "") -> DocumentPage:
+        """Document records ordered by source_path (then document_id), a page at a time."""
+
+    @abstractmethod
+    def search(
+        self,
+        name: str,
+        dense_vector: np.ndarray | Sequence[float],
+        sparse_vector: SparseVector,
+        mode: SearchMode,
+        limit: int,
+        filters: SearchFilters | None = None,
+    ) -> list[SearchHit]:
+        """Best chunks first; hybrid fuses both legs with RRF inside one Qdrant query."""
+
+    @abstractmethod
+    def optimize(self, name: str) -> None:
+        """Makes recent writes durable and fast to search; call at the end of an ingest run.
+
+        The embedded engine flushes and builds its HNSW and payload indexes here; a Qdrant
+        server optimises in the background, so the qdrant-client backend has nothing to do.
+        """
+
+    @abstractmethod
+    def close(self) -> None:
+        """Flushes and releases everything; the store is unusable afterwards."""

@@ -1,0 +1,210 @@
+"""The embedded backend: Qdrant's own engine in-process through qdrant-edge-py.
+
+Each part of a collection is an EdgeShard under <data_dir>/<collection>/<part>/: HNSW and payload
+indexes, sparse vectors with the IDF modifier, and RRF fusion run in Rust, with no server. Every
+update goes through the shard's write-ahead log before it returns, so a process killed at any point
+reopens with every acknowledged write; close() and optimize() also flush the segments.
+
+A shard's WAL is locked by the process that opens it: each shard is opened once per store and
+shared by all threads (the engine synchronises reads and writes itself), and a second process on
+the same data directory gets Unavailable.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as qe
+
+from services.common.errors import NotFound, Unavailable
+from services.retrieval.store import layout
+from services.retrieval.store.engine import EngineStore, NewPoint, Part, ScoredPoint, StoredPoint
+from services.retrieval.store.query import Condition, HasId, Leg, Match, MatchAny, Prefix, Request, Where
+
+_CONFIG_FILE = "edge_config.json"
+_SCROLL_PAGE = 1024
+
+
+class EdgeStore(EngineStore):
+    backend = "edge"
+
+    def __init__(self, data_dir: str | Path) -> None:
+        super().__init__()
+        self._root = Path(data_dir)
+        self._root.mkdir(parents=True, exist_ok=True)
+        self._shards: dict[tuple[str, Part], qe.EdgeShard] = {}
+        self._shards_lock = threading.Lock()
+
+    # -- shards -----------------------------------------------------------------------------
+
+    def _path(self, name: str, part: Part) -> Path:
+        return self._root / name / part.value
+
+    def _has_part(self, name: str, part: Part) -> bool:
+        return (name, part) in self._shards or (self._path(name, part) / _CONFIG_FILE).exists()
+
+    def _shard(self, name: str, part: Part) -> qe.EdgeShard:
+        shard = self._shards.get((name, part))
+        if shard is not None:
+            return shard
+        with self._shards_lock:
+            if (name, part) not in self._shards:
+                path = self._path(name, part)
+                if not (path / _CONFIG_FILE).exists():
+                    raise NotFound(f"collection {name!r} does not exist")
+                self._shards[(name, part)] = self._open(path, qe.EdgeShard.load)
+            return self._shards[(name, part)]
+
+    @staticmethod
+    def _open(path: Path, opener: Any, *args: Any) -> qe.EdgeShard:
+        try:
+            return opener(str(path), *args)
+        except Exception as exc:  # the bindings raise plain Exception kinds
+            reason = "it is open in another process (or store)" if "WouldBlock" in str(exc) else str(exc)
+            raise Unavailable(f"cannot open the embedded Qdrant shard at {path}: {reason}") from exc
+
+    def _collection_names(self) -> list[str]:
+        return [
+            d.name
+            for d in self._root.iterdir()
+            if d.is_dir() and all(self._has_part(d.name, part) for part in Part)
+        ]
+
+    def _create_parts(self, name: str, dense_dimensions: int) -> None:
+        configs = {
+            Part.CHUNKS: (
+                qe.EdgeConfig(
+                    vectors={
+                        layout.DENSE: qe.EdgeVectorParams(size=dense_dimensions, distance=qe.Distance.Cosine)
+                    },
+                    sparse_vectors={layout.SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+                ),
+                layout.CHUNK_INDEXES,
+            ),
+            # An edge shard needs at least one vector; record points simply never set this one.
+            Part.DOCUMENTS: (
+                qe.EdgeConfig(sparse_vectors={"unused": qe.EdgeSparseVectorParams()}),
+                layout.DOCUMENT_INDEXES,
+            ),
+        }
+        with self._shards_lock:
+            for part, (config, indexes) in configs.items():
+                if self._has_part(name, part):
+                    continue
+                shard = self._open(self._path(name, part), qe.EdgeShard.create, config)
+                for field, prefix in indexes.items():
+                    schema = qe.KeywordIndexParams(prefix=True) if prefix else qe.PayloadSchemaType.Keyword
+                    shard.update(qe.UpdateOperation.create_field_index(field, schema))
+                shard.flush()
+                self._shards[(name, part)] = shard
+
+    # -- primitives -------------------------------------------------------------------------
+
+    def _upsert(self, name: str, part: Part, points: Sequence[NewPoint]) -> None:
+        self._shard(name, part).update(qe.UpdateOperation.upsert_points([_point(p) for p in points]))
+
+    def _retrieve(self, name: str, part: Part, point_ids: Sequence[str]) -> list[StoredPoint]:
+        records = self._shard(name, part).retrieve(list(point_ids), with_payload=True, with_vector=False)
+        return [StoredPoint(str(r.id), r.payload or {}) for r in records]
+
+    def _scroll(self, name: str, part: Part, where: Where | None, fields: list[str]) -> list[StoredPoint]:
+        shard = self._shard(name, part)
+        points: list[StoredPoint] = []
+        offset = None
+        while True:
+            request = qe.ScrollRequest(
+                offset=offset,
+                limit=_SCROLL_PAGE,
+                filter=_filter(where),
+                with_payload=fields,
+                with_vector=False,
+            )
+            records, offset = shard.scroll(request)
+            points.extend(StoredPoint(str(r.id), r.payload or {}) for r in records)
+            if offset is None:
+                return points
+
+    def _count(self, name: str, part: Part, where: Where | None) -> int:
+        return self._shard(name, part).count(qe.CountRequest(exact=True, filter=_filter(where)))
+
+    def _delete(self, name: str, part: Part, where: Where) -> None:
+        self._shard(name, part).update(qe.UpdateOperation.delete_points_by_filter(_filter(where)))
+
+    def _query(self, name: str, requests: Sequence[Request]) -> list[list[ScoredPoint]]:
+        batch = qe.QueryBatchRequest([_query_request(r) for r in requests])
+        return [
+            [ScoredPoint(str(p.id), p.score, p.payload) for p in points]
+            for points in self._shard(name, Part.CHUNKS).query_batch(batch)
+        ]
+
+    def optimize(self, name: str) -> None:
+        for part in Part:
+            shard = self._shard(name, part)
+            shard.optimize()
+            shard.flush()
+
+    def close(self) -> None:
+        with self._shards_lock:
+            for shard in self._shards.values():
+                shard.flush()
+                shard.close()
+            self._shards.clear()
+
+
+def _point(point: NewPoint) -> qe.Point:
+    vectors: dict[str, Any] = {}
+    if point.dense is not None:
+        vectors[layout.DENSE] = point.dense
+    if point.sparse is not None:
+        vectors[layout.SPARSE] = qe.SparseVector(list(point.sparse.indices), list(point.sparse.values))
+    return qe.Point(point.point_id, vectors, point.payload)
+
+
+def _query_request(request: Request) -> qe.QueryRequest:
+    where = _filter(request.where)
+    common = {
+        "limit": request.limit,
+        "filter": where,
+        "with_payload": request.with_payload,
+        "with_vector": False,
+    }
+    if request.fusion is None:
+        (leg,) = request.legs
+        return qe.QueryRequest(query=_nearest(leg), **common)
+    return qe.QueryRequest(
+        prefetches=[qe.Prefetch(limit=leg.limit, query=_nearest(leg), filter=where) for leg in request.legs],
+        query=qe.Fusion.Rrf(k=request.fusion.k, weights=list(request.fusion.weights)),
+        **common,
+    )
+
+
+def _nearest(leg: Leg) -> qe.Query:
+    if isinstance(leg.vector, list):
+        return qe.Query.Nearest(leg.vector, using=leg.using)
+    return qe.Query.Nearest(
+        qe.SparseVector(list(leg.vector.indices), list(leg.vector.values)), using=leg.using
+    )
+
+
+def _filter(where: Where | None) -> qe.Filter | None:
+    if where is None:
+        return None
+    return qe.Filter(
+        must=[_condition(c) for c in where.must] or None,
+        must_not=[_condition(c) for c in where.must_not] or None,
+    )
+
+
+def _condition(condition: Condition) -> Any:
+    match condition:
+        case Match(key, value):
+            return qe.FieldCondition(key=key, match=qe.MatchValue(value))
+        case MatchAny(key, values):
+            return qe.FieldCondition(key=key, match=qe.MatchAny(list(values)))
+        case Prefix(key, prefix):
+            return qe.FieldCondition(key=key, match=qe.MatchPrefix(prefix))
+        case HasId(point_ids):
+            return qe.HasIdCondition(set(point_ids))
