@@ -27,6 +27,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     configure_logging(settings.log_level, settings.log_format)
 
     async def main() -> None:
+        _start_metrics(settings)
         server = await build_service(args.service, settings)
         await run_until_signal([server], on_started=lambda: _say_listening([server], settings.host))
 
@@ -42,11 +43,20 @@ def _cmd_up(args: argparse.Namespace) -> int:
     configure_logging(suite_settings.agent.log_level, args.log_format)
 
     async def main() -> None:
+        _start_metrics(suite_settings.agent)  # one endpoint for the one process
         servers = await build_suite(suite_settings)
         await run_until_signal(servers, on_started=lambda: _say_listening(servers, suite_settings.agent.host))
 
     asyncio.run(main())
     return 0
+
+
+def _start_metrics(settings) -> None:
+    if settings.metrics_port is not None:
+        from services.common.metrics import start_metrics_endpoint
+
+        port = start_metrics_endpoint(settings.host, settings.metrics_port)
+        print(f"metrics    on http://{settings.host}:{port}/metrics", file=sys.stderr, flush=True)
 
 
 def _say_listening(servers, host: str) -> None:
