@@ -1,0 +1,263 @@
+"""RetrievalService through real servers, on both store backends: ingest, search, documents, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+import pytest
+
+from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
+from services.commands.ingest import to_document
+from services.common.clients import make_channel
+from services.retrieval.config import RetrievalSettings
+from services.retrieval.ingest import read_folder
+from services.retrieval.server import build_server
+from tests.grpc_helpers import field_violations
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE_URL = "https://glossator.dev/docs/"
+
+
+@pytest.fixture(scope="module", params=["edge", "qdrant"])
+async def retrieval(request, tmp_path_factory):
+    """A retrieval server per backend: the embedded engine, or qdrant-client's local mode."""
+    data_dir = tmp_path_factory.mktemp(f"retrieval-{request.param}")
+    settings = RetrievalSettings(
+        port=0, data_dir=data_dir, backend=request.param, qdrant_url=str(data_dir / "local-qdrant")
+    )
+    server, port = await build_server(settings)
+    await server.start()
+    async with make_channel(f"127.0.0.1:{port}") as channel:
+        yield retrieval_pb2_grpc.RetrievalServiceStub(channel)
+    await server.stop(grace=0)
+
+
+async def _as_async(items):
+    for item in items:
+        yield item
+
+
+async def ingest(stub, collection: str, documents: list[retrieval_pb2.Document], prune: bool = False):
+    options = retrieval_pb2.IngestOptions(collection=collection, base_url=BASE_URL, prune=prune)
+    requests = [retrieval_pb2.IngestRequest(options=options)] + [
+        retrieval_pb2.IngestRequest(document=d) for d in documents
+    ]
+    return [reply async for reply in stub.Ingest(_as_async(requests), timeout=120)]
+
+
+def sample_documents() -> list[retrieval_pb2.Document]:
+
+    return [to_document(item) for item in read_folder(ROOT / "docs")]
+
+
+def statuses(replies) -> dict[str, int]:
+    return {r.document.source_path: r.document.status for r in replies if r.HasField("document")}
+
+
+async def test_ingest_then_search_returns_cited_chunks_with_metadata(retrieval):
+    replies = await ingest(retrieval, "book", sample_documents())
+    assert set(statuses(replies).values()) == {retrieval_pb2.DOCUMENT_STATUS_INDEXED}
+    summary = replies[-1].summary
+    assert summary.documents_indexed == len(sample_documents()) and summary.chunks_written > 5
+
+    reply = await retrieval.Search(
+        retrieval_pb2.SearchRequest(collection="book", query="How does Glossator check citations?", top_k=3)
+    )
+    assert 1 <= len(reply.results) <= 3
+    top = reply.results[0]
+    assert top.rank == 1 and 0.3 <= top.relevance <= 1.0
+    chunk = top.chunk
+    assert chunk.source_url.startswith(BASE_URL) and "#" in chunk.source_url
+    assert chunk.section_path and chunk.section_title == chunk.section_path[-1]
+    assert len(chunk.content_hash) == 64 and chunk.token_count > 0 and chunk.total_chunks >= 1
+    assert chunk.indexed_at.seconds > 0
+    assert "citation" in chunk.text.lower()
+    m = reply.metadata
+    assert m.top_k == 3 and m.candidates >= len(reply.results) and m.collection == "book"
+    assert m.total_ms >= m.search_ms > 0 and m.embedding_ms > 0
+
+
+async def test_every_mode_and_filters(retrieval):
+    await ingest(retrieval, "book", sample_documents())
+    for mode in (common_pb2.SEARCH_MODE_DENSE, common_pb2.SEARCH_MODE_SPARSE, common_pb2.SEARCH_MODE_HYBRID):
+        reply = await retrieval.Search(
+            retrieval_pb2.SearchRequest(collection="book", query="chunk ids are deterministic", mode=mode)
+        )
+        assert reply.results and reply.metadata.mode == mode
+        assert "ingestion" in reply.results[0].chunk.source_url
+    filtered = await retrieval.Search(
+        retrieval_pb2.SearchRequest(
+            collection="book", query="search", filters={"source_path_prefix": "reference/"}, min_relevance=0
+        )
+    )
+    assert filtered.results
+    assert all(r.chunk.source_path.startswith("reference/") for r in filtered.results)
+    by_section = await retrieval.Search(
+        retrieval_pb2.SearchRequest(
+            collection="book", query="parameters", filters={"section": "search"}, min_relevance=0
+        )
+    )
+    assert by_section.results and all("Search" in r.chunk.section_path for r in by_section.results)
+
+
+async def test_repeated_query_uses_the_embedding_cache(retrieval):
+    await ingest(retrieval, "book", sample_documents())
+    request = retrieval_pb2.SearchRequest(collection="book", query="what does the validation service do")
+    first = await retrieval.Search(request)
+    second = await retrieval.Search(request)
+    assert second.metadata.embedding_cached and second.metadata.embedding_ms == 0
+    assert [r.chunk.chunk_id for r in first.results] == [r.chunk.chunk_id for r in second.results]
+
+
+async def test_reingest_skips_unchanged_replaces_changed_and_prunes_removed(retrieval):
+    documents = sample_documents()
+    await ingest(retrieval, "cycle", documents)
+    again = await ingest(retrieval, "cycle", documents)
+    assert set(statuses(again).values()) == {retrieval_pb2.DOCUMENT_STATUS_UNCHANGED}
+    assert again[-1].summary.chunks_written == 0
+
+    changed = [d for d in documents]
+    changed[0] = retrieval_pb2.Document(
+        source_path=documents[0].source_path, content="# Changed\n\nA single new paragraph about zebras."
+    )
+    kept = changed[:-1]  # the last document is gone from the source
+    replies = await ingest(retrieval, "cycle", kept, prune=True)
+    result = statuses(replies)
+    assert result[documents[0].source_path] == retrieval_pb2.DOCUMENT_STATUS_INDEXED
+    assert result[documents[-1].source_path] == retrieval_pb2.DOCUMENT_STATUS_DELETED
+    assert replies[-1].summary.chunks_deleted > 0
+
+    listed = await retrieval.ListDocuments(retrieval_pb2.ListDocumentsRequest(collection="cycle"))
+    assert {d.source_path for d in listed.documents} == {d.source_path for d in kept}
+    zebra = await retrieval.Search(
+        retrieval_pb2.SearchRequest(collection="cycle", query="zebras", min_relevance=0)
+    )
+    old_chunks = [r for r in zebra.results if r.chunk.document_id == documents[0].source_path]
+    assert old_chunks and all("zebras" in r.chunk.text for r in old_chunks)  # no stale chunk left
+
+
+async def test_an_interrupted_ingest_run_again_ends_in_the_same_state(retrieval):
+    documents = sample_documents()
+    options = retrieval_pb2.IngestOptions(collection="interrupted", base_url=BASE_URL)
+
+    async def half_then_stop():
+        yield retrieval_pb2.IngestRequest(options=options)
+        for document in documents[:2]:
+            yield retrieval_pb2.IngestRequest(document=document)
+
+    call = retrieval.Ingest(half_then_stop())
+    async for reply in call:
+        if reply.HasField("document"):
+            call.cancel()  # the client dies after the first document
+            break
+    await ingest(retrieval, "interrupted", documents)
+    await ingest(retrieval, "reference", documents)
+    interrupted = await retrieval.Stats(retrieval_pb2.StatsRequest(collection="interrupted"))
+    reference = await retrieval.Stats(retrieval_pb2.StatsRequest(collection="reference"))
+    assert (interrupted.documents, interrupted.chunks) == (reference.documents, reference.chunks)
+
+
+async def test_bad_documents_are_reported_and_do_not_stop_the_run(retrieval):
+    documents = [
+        retrieval_pb2.Document(source_path="binary.md", content="\x00\x01\x02 not text \x00" * 50),
+        retrieval_pb2.Document(source_path="broken.md", content="---\ntitle: [unclosed\n---\n# Body\n\ntext"),
+        retrieval_pb2.Document(
+            source_path="huge.md", content="# Huge\n\n" + "word " * (6 * 1024 * 1024 // 5)
+        ),
+        retrieval_pb2.Document(source_path="", content="# No path"),
+        retrieval_pb2.Document(source_path="unreadable.md", read_error="not UTF-8"),
+        retrieval_pb2.Document(source_path="fine.md", content="# Fine\n\nThis document is perfectly fine."),
+    ]
+    replies = await ingest(retrieval, "bad", documents)
+    results = [r.document for r in replies if r.HasField("document")]
+    assert [r.status for r in results] == [retrieval_pb2.DOCUMENT_STATUS_FAILED] * 5 + [
+        retrieval_pb2.DOCUMENT_STATUS_INDEXED
+    ]
+    errors = " | ".join(r.error for r in results[:5])
+    for expected in ("binary", "front matter", "over the limit", "source_path", "not UTF-8"):
+        assert expected in errors, f"{expected!r} not in {errors!r}"
+
+
+@pytest.mark.parametrize(
+    ("request_fields", "field"),
+    [
+        ({"query": ""}, "query"),
+        ({"query": "x" * 1001}, "query"),
+        ({"query": "ok", "top_k": 21}, "top_k"),
+        ({"query": "ok", "top_k": -1}, "top_k"),
+        ({"query": "ok", "min_relevance": 1.5}, "min_relevance"),
+        ({"query": "ok", "filters": {"colour": "red"}}, "filters[colour]"),
+        ({"query": "ok", "collection": "no/slashes"}, "collection"),
+        ({"query": "ok", "mode": 42}, "mode"),
+    ],
+)
+async def test_bad_search_input_is_invalid_argument_with_the_field(retrieval, request_fields, field):
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await retrieval.Search(retrieval_pb2.SearchRequest(**request_fields))
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert field in field_violations(caught.value)
+
+
+async def test_unknown_collection_is_not_found(retrieval):
+    for call in (
+        retrieval.Search(retrieval_pb2.SearchRequest(collection="nobook", query="anything")),
+        retrieval.Stats(retrieval_pb2.StatsRequest(collection="nobook")),
+        retrieval.ListDocuments(retrieval_pb2.ListDocumentsRequest(collection="nobook")),
+        retrieval.DeleteDocuments(
+            retrieval_pb2.DeleteDocumentsRequest(collection="nobook", document_ids=["a"])
+        ),
+    ):
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await call
+        assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+async def test_list_documents_pages_and_delete_documents(retrieval):
+    documents = sample_documents()
+    await ingest(retrieval, "paged", documents)
+    seen, token = [], ""
+    while True:
+        page = await retrieval.ListDocuments(
+            retrieval_pb2.ListDocumentsRequest(collection="paged", page_size=2, page_token=token)
+        )
+        assert len(page.documents) <= 2 and page.total_size == len(documents)
+        seen += [d.source_path for d in page.documents]
+        token = page.next_page_token
+        if not token:
+            break
+    assert seen == sorted(d.source_path for d in documents)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await retrieval.ListDocuments(retrieval_pb2.ListDocumentsRequest(collection="paged", page_size=5000))
+    assert "page_size" in field_violations(caught.value)
+
+    deleted = await retrieval.DeleteDocuments(
+        retrieval_pb2.DeleteDocumentsRequest(collection="paged", document_ids=["intro.md", "missing.md"])
+    )
+    assert (
+        deleted.deleted_documents == 1
+        and deleted.deleted_chunks > 0
+        and list(deleted.not_found) == ["missing.md"]
+    )
+    stats = await retrieval.Stats(retrieval_pb2.StatsRequest(collection="paged"))
+    assert stats.documents == len(documents) - 1
+    assert stats.embedding_model.endswith("all-MiniLM-L6-v2") and stats.embedding_dimensions == 384
+    assert "paged" in stats.collections
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await retrieval.DeleteDocuments(retrieval_pb2.DeleteDocumentsRequest(collection="paged"))
+    assert "document_ids" in field_violations(caught.value)
+
+
+async def test_a_qdrant_server_that_is_down_is_unavailable_with_a_clear_message(tmp_path):
+    settings = RetrievalSettings(port=0, data_dir=tmp_path, backend="qdrant", qdrant_url="http://127.0.0.1:9")
+    server, port = await build_server(settings)
+    await server.start()
+    try:
+        async with make_channel(f"127.0.0.1:{port}") as channel:
+            stub = retrieval_pb2_grpc.RetrievalServiceStub(channel)
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await stub.Search(retrieval_pb2.SearchRequest(query="anything"), timeout=30)
+            assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert "127.0.0.1:9" in caught.value.details()
+    finally:
+        await server.stop(grace=0)
