@@ -90,11 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--log-format", choices=("json", "console"), default="console")
     up.set_defaults(func=_cmd_up)
 
+    from services.commands import ask, demo, ingest, search
     from services.commands import eval as eval_command
-    from services.commands import ingest, search
 
+    demo.add_parser(commands)
     ingest.add_parser(commands)
     search.add_parser(commands)
+    ask.add_parsers(commands)
     eval_command.add_parser(commands)
 
     config = commands.add_parser("config", help="print the configuration reference (every env var)")

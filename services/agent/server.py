@@ -1,21 +1,74 @@
-"""Builds the agent server."""
+"""Builds the agent server: the answerer, sessions, and clients of retrieval and validation."""
 
 from __future__ import annotations
 
-from glossator.v1 import agent_pb2, agent_pb2_grpc
+import asyncio
+import contextlib
+from datetime import timedelta
+
+from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2_grpc, validation_pb2_grpc
+from services.agent.agent import Answerer
 from services.agent.config import AgentSettings
+from services.agent.conversation import Conversation
+from services.agent.servicer import AgentServicer
+from services.agent.sessions import RedisSessionStore, SessionConfig, SessionStore, SqliteSessionStore
+from services.common.clients import make_channel
+from services.common.logging import get_logger
 from services.common.server import GlossatorServer, create_server
 
 SERVICE_NAME = agent_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
+log = get_logger("glossator.agent")
+
+
+async def open_sessions(settings: AgentSettings) -> SessionStore:
+    config = SessionConfig(
+        inactive_after=timedelta(minutes=settings.session_inactive_minutes),
+        expire_after=timedelta(hours=settings.session_expire_hours),
+        max_turns=settings.session_max_turns,
+    )
+    if settings.session_backend == "redis":
+        return await RedisSessionStore.open(settings.redis_url, config)
+    return await SqliteSessionStore.open(settings.data_dir, config)
+
+
+async def _sweep_forever(sessions: SessionStore, period_s: float) -> None:
+    """Expires idle sessions periodically; a failed sweep is logged and retried next period."""
+    while True:
+        await asyncio.sleep(period_s)
+        try:
+            result = await sessions.sweep()
+            if result.expired or result.purged:
+                log.info("sessions_swept", expired=result.expired, purged=result.purged)
+        except Exception:
+            log.warning("session_sweep_failed", exc_info=True)
 
 
 async def build_server(settings: AgentSettings | None = None) -> tuple[GlossatorServer, int]:
     settings = settings or AgentSettings()
-    servicer = agent_pb2_grpc.AgentServiceServicer()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    retrieval_channel = make_channel(settings.retrieval_target)
+    validation_channel = make_channel(settings.validation_target)
+    retrieval = retrieval_pb2_grpc.RetrievalServiceStub(retrieval_channel)
+    validation = validation_pb2_grpc.ValidationServiceStub(validation_channel)
+    sessions = await open_sessions(settings)
+    answerer = await asyncio.to_thread(Answerer.from_settings, settings, retrieval)
+    conversation = Conversation(answerer, sessions, retrieval, validation, settings)
+    servicer = AgentServicer(conversation, sessions, settings)
 
     def register(server) -> list[str]:
         agent_pb2_grpc.add_AgentServiceServicer_to_server(servicer, server)
         return [SERVICE_NAME]
 
     server = create_server("agent", settings, register)
+    sweeper = asyncio.get_running_loop().create_task(_sweep_forever(sessions, settings.session_sweep_seconds))
+
+    async def close() -> None:
+        sweeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sweeper
+        await sessions.close()
+        await retrieval_channel.close()
+        await validation_channel.close()
+
+    server.cleanups.append(close)
     return server, server.port

@@ -8,6 +8,7 @@ from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from services.common.settings import ServiceSettings
+from services.validation.grounding import GroundingConfig
 
 
 class ValidationSettings(ServiceSettings):
@@ -28,3 +29,7 @@ class ValidationSettings(ServiceSettings):
     max_query_chars: int = Field(1000, ge=1, description="Longest query accepted.")
     max_context_chunks: int = Field(100, ge=1, description="Most context chunks in one request.")
     max_chunk_chars: int = Field(20_000, ge=1, description="Longest context chunk accepted.")
+    grounding: GroundingConfig = Field(
+        default_factory=GroundingConfig,
+        description="Thresholds and weights of the offline checker (nested: GLOSSATOR_VALIDATION_GROUNDING__<NAME>).",
+    )

@@ -1,0 +1,316 @@
+"""One question in a conversation: session, cache, the answer run, validation, the stored turn.
+
+`Conversation.ask` yields the run's domain events framed by `Started`, `Validated` and `Completed`;
+the servicer only translates them to glossator.v1 events.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+
+import grpc
+
+from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc, validation_pb2, validation_pb2_grpc
+from services.agent.agent import Answerer, AnswerRequest, run_answer
+from services.agent.cache import ResponseCache, cache_key
+from services.agent.config import AgentSettings
+from services.agent.events import AgentEvent, AnswerDelta, AnswerFinished, Citation, ToolStep
+from services.agent.query_type import QueryType, classify_query
+from services.agent.sessions import SessionStore, Source, ToolCallRecord, Turn
+from services.common.errors import FailedPrecondition
+from services.common.logging import get_logger
+from services.common.metrics import observe_stage
+
+log = get_logger("glossator.conversation")
+
+NOT_SUPPORTED_ANSWER = (
+    "The book does not support an answer to this question: the draft answer could not be verified "
+    "against the retrieved text, so it was withheld."
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Question:
+    """A validated AskRequest."""
+
+    query: str
+    user_id: str
+    session_id: str = ""
+    collection: str = "default"
+    selected_text: str = ""
+    top_k: int = 5
+    min_relevance: float | None = None
+    include_sources: bool = True
+    user_context: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def cacheable(self) -> bool:
+        return not self.session_id and not self.selected_text and not self.user_context
+
+
+@dataclass(frozen=True, kw_only=True)
+class Started:
+    session_id: str
+    query_id: str
+    model: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Validated:
+    status: str  # validated | replaced | unavailable | skipped
+    verdict: validation_pb2.ValidateResponse | None
+    validation_ms: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    """The final response of a question (glossator.v1.Response)."""
+
+    answer: str
+    sources: list[Source]
+    confidence: float
+    query_type: QueryType
+    validation: Validated
+    steps: list[ToolStep]
+    retrieval_ms: float
+    generation_ms: float
+    total_ms: float
+    first_delta_ms: float
+    session_id: str
+    query_id: str
+    started_at: datetime
+    completed_at: datetime
+    model: str
+    cached: bool
+    not_covered: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Completed:
+    outcome: Outcome
+
+
+ConversationEvent = Started | AgentEvent | Validated | Completed
+
+
+class Conversation:
+    """Everything a question needs that outlives it: agent, sessions, validation, cache."""
+
+    def __init__(
+        self,
+        answerer: Answerer,
+        sessions: SessionStore,
+        retrieval: retrieval_pb2_grpc.RetrievalServiceStub,
+        validation: validation_pb2_grpc.ValidationServiceStub,
+        settings: AgentSettings,
+    ) -> None:
+        self._answerer = answerer
+        self._sessions = sessions
+        self._retrieval = retrieval
+        self._validation = validation
+        self._settings = settings
+        self._cache: ResponseCache[Outcome] = ResponseCache(settings.response_cache_ttl_seconds)
+
+    async def ask(self, question: Question, deadline: float) -> AsyncIterator[ConversationEvent]:
+        """Answers one question; `deadline` is a time.monotonic() instant."""
+        started = time.perf_counter()
+        started_at = datetime.now(UTC)
+        session, history = await self._session(question)
+        query_id = str(uuid.uuid4())
+        yield Started(session_id=session, query_id=query_id, model=self._answerer.model_name)
+
+        key = await self._cache_key(question, deadline) if self._cache_usable(question) else None
+        cached = self._cache.get(key) if key else None
+        if cached is not None:
+            async for event in self._replay(cached, question, session, query_id, started, started_at):
+                yield event
+            return
+
+        finished: AnswerFinished | None = None
+        first_delta_ms = 0.0
+        request = AnswerRequest(
+            question=question.query,
+            collection=question.collection,
+            top_k=question.top_k,
+            min_relevance=question.min_relevance,
+            selected_text=question.selected_text,
+            user_context=question.user_context,
+            history=history,
+        )
+        with observe_stage("generation"):
+            async for event in run_answer(request, self._answerer, deadline=deadline):
+                if isinstance(event, AnswerFinished):
+                    finished = event
+                    continue
+                if isinstance(event, AnswerDelta) and not first_delta_ms:
+                    first_delta_ms = (time.perf_counter() - started) * 1000
+                yield event
+        assert finished is not None  # run_answer always ends with AnswerFinished or raises
+
+        validated, answer = await self._validate(question.query, finished, deadline)
+        yield validated
+        outcome = Outcome(
+            answer=answer,
+            sources=finished.cited if question.include_sources else [],
+            confidence=confidence(finished, validated),
+            query_type=classify_query(question.query, question.selected_text),
+            validation=validated,
+            steps=finished.steps,
+            retrieval_ms=finished.retrieval_ms,
+            generation_ms=finished.generation_ms,
+            total_ms=(time.perf_counter() - started) * 1000,
+            first_delta_ms=first_delta_ms,
+            session_id=session,
+            query_id=query_id,
+            started_at=started_at,
+            completed_at=datetime.now(UTC),
+            model=finished.model,
+            cached=False,
+            not_covered=finished.not_covered or validated.status == "replaced",
+        )
+        turn = _turn(question, outcome, finished.cited, finished.steps)
+        await self._sessions.append_turn(session, question.user_id, turn)
+        if key:
+            self._cache.put(key, outcome)
+        yield Completed(outcome=outcome)
+
+    async def _session(self, question: Question) -> tuple[str, list[Turn]]:
+        if not question.session_id:
+            created = await self._sessions.create(question.user_id, question.collection)
+            return created.session_id, []
+        session = await self._sessions.get(question.session_id, question.user_id, with_turns=False)
+        if session.state.ended:
+            raise FailedPrecondition(f"session {session.session_id} is {session.state}; start a new one")
+        history = await self._sessions.history(
+            session.session_id, question.user_id, self._settings.history_turns
+        )
+        return session.session_id, history
+
+    def _cache_usable(self, question: Question) -> bool:
+        return question.cacheable and self._cache.enabled
+
+    async def _cache_key(self, question: Question, deadline: float) -> str | None:
+        """The cache key, from what retrieval returns now for the question (None if it fails)."""
+        request = retrieval_pb2.SearchRequest(
+            collection=question.collection, query=question.query, top_k=question.top_k
+        )
+        if question.min_relevance is not None:
+            request.min_relevance = question.min_relevance
+        try:
+            reply = await self._retrieval.Search(request, timeout=_remaining(deadline, 5.0))
+        except grpc.aio.AioRpcError:
+            return None  # the run itself will meet the same problem and report it
+        return cache_key(
+            question.collection,
+            question.query,
+            question.top_k,
+            question.min_relevance,
+            self._answerer.model_name,
+            list(reply.results),
+        )
+
+    async def _replay(
+        self,
+        cached: Outcome,
+        question: Question,
+        session: str,
+        query_id: str,
+        started: float,
+        started_at: datetime,
+    ) -> AsyncIterator[ConversationEvent]:
+        """A cached answer, streamed as one delta with its citations; it says it was cached."""
+        yield AnswerDelta(text=cached.answer)
+        for source in cached.sources:
+            yield Citation(index=source.index, source=source)
+        yield cached.validation
+        total_ms = (time.perf_counter() - started) * 1000
+        outcome = replace(
+            cached,
+            session_id=session,
+            query_id=query_id,
+            started_at=started_at,
+            completed_at=datetime.now(UTC),
+            cached=True,
+            retrieval_ms=0.0,
+            generation_ms=0.0,
+            total_ms=total_ms,
+            first_delta_ms=total_ms,
+        )
+        await self._sessions.append_turn(
+            session, question.user_id, _turn(question, outcome, outcome.sources, [])
+        )
+        yield Completed(outcome=outcome)
+
+    async def _validate(self, query: str, finished: AnswerFinished, deadline: float) -> tuple[Validated, str]:
+        """Applies the validation policy; returns the verdict and the answer to deliver."""
+        policy = self._settings.validation_policy
+        if policy == "off":
+            return Validated(status="skipped", verdict=None, validation_ms=0.0), finished.answer
+        request = validation_pb2.ValidateRequest(
+            query=query,
+            response=finished.answer,
+            context=[_context_chunk(source) for source in finished.sources],
+        )
+        start = time.perf_counter()
+        try:
+            with observe_stage("validation"):
+                verdict = await self._validation.Validate(
+                    request, timeout=_remaining(deadline, self._settings.validation_timeout_seconds)
+                )
+        except grpc.aio.AioRpcError as error:
+            log.warning("validation_unavailable", code=error.code().name, details=error.details())
+            elapsed = (time.perf_counter() - start) * 1000
+            return Validated(status="unavailable", verdict=None, validation_ms=elapsed), finished.answer
+        elapsed = (time.perf_counter() - start) * 1000
+        if policy == "enforce" and not verdict.is_grounded:
+            return Validated(status="replaced", verdict=verdict, validation_ms=elapsed), NOT_SUPPORTED_ANSWER
+        return Validated(status="validated", verdict=verdict, validation_ms=elapsed), finished.answer
+
+
+def confidence(finished: AnswerFinished, validated: Validated) -> float:
+    """0-1: how well retrieval matched (relevance of the cited chunks) and how grounded the answer is.
+
+    An answer citing nothing has no retrieval support (0.1 when the model said it is not covered,
+    which is itself a confident statement about the book). Without a verdict, retrieval alone
+    counts, discounted.
+    """
+    if finished.not_covered:
+        return 0.1
+    retrieval = sum(s.relevance_score for s in finished.cited) / len(finished.cited)
+    if validated.verdict is None:
+        return round(0.7 * retrieval, 3)
+    return round(0.4 * retrieval + 0.6 * validated.verdict.grounding_score, 3)
+
+
+def _context_chunk(source: Source) -> common_pb2.Chunk:
+    return common_pb2.Chunk(
+        chunk_id=source.chunk_id,
+        document_id=source.document_id,
+        source_url=source.source_url,
+        title=source.title,
+        section_path=source.section_path,
+        section_title=source.section_title,
+        chunk_index=source.chunk_index,
+        text=source.extracted_text,
+    )
+
+
+def _turn(question: Question, outcome: Outcome, cited: list[Source], steps: list[ToolStep]) -> Turn:
+    return Turn(
+        query_id=outcome.query_id,
+        query=question.query,
+        answer=outcome.answer,
+        created_at=outcome.completed_at,
+        sources=cited,
+        tool_calls=[ToolCallRecord(name=s.name, arguments=s.arguments, output=s.output) for s in steps],
+        user_context=dict(question.user_context),
+        selected_text=question.selected_text,
+    )
+
+
+def _remaining(deadline: float, cap: float) -> float:
+    return max(0.01, min(cap, deadline - time.monotonic()))

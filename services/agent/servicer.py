@@ -1,0 +1,309 @@
+"""AgentService: protobuf <-> domain translation around the conversation and the session store."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator
+
+import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from glossator.v1 import agent_pb2, agent_pb2_grpc, validation_pb2
+from services.agent.config import AgentSettings
+from services.agent.conversation import (
+    Completed,
+    Conversation,
+    ConversationEvent,
+    Outcome,
+    Question,
+    Started,
+    Validated,
+)
+from services.agent.events import AnswerDelta, Citation, RetrievalResults, ToolCall, ToolError
+from services.agent.query_type import QueryType
+from services.agent.sessions import Session, SessionState, SessionStore, Source, Turn
+from services.common.errors import InvalidArgument, Violations
+from services.retrieval.store.base import check_collection_name
+
+ANONYMOUS = "anonymous"
+MAX_USER_ID_CHARS = 128
+MAX_USER_CONTEXT_ENTRIES = 20
+MAX_USER_CONTEXT_CHARS = 1000
+_QUERY_TYPES = {
+    QueryType.CONCEPTUAL: agent_pb2.QUERY_TYPE_CONCEPTUAL,
+    QueryType.FACTUAL: agent_pb2.QUERY_TYPE_FACTUAL,
+    QueryType.SECTION_BASED: agent_pb2.QUERY_TYPE_SECTION_BASED,
+}
+_VALIDATION_STATUSES = {
+    "validated": agent_pb2.VALIDATION_STATUS_VALIDATED,
+    "replaced": agent_pb2.VALIDATION_STATUS_REPLACED,
+    "unavailable": agent_pb2.VALIDATION_STATUS_UNAVAILABLE,
+    "skipped": agent_pb2.VALIDATION_STATUS_SKIPPED,
+}
+_SESSION_STATES = {
+    SessionState.CREATED: agent_pb2.SESSION_STATE_CREATED,
+    SessionState.ACTIVE: agent_pb2.SESSION_STATE_ACTIVE,
+    SessionState.INACTIVE: agent_pb2.SESSION_STATE_INACTIVE,
+    SessionState.EXPIRED: agent_pb2.SESSION_STATE_EXPIRED,
+    SessionState.TERMINATED: agent_pb2.SESSION_STATE_TERMINATED,
+}
+
+
+class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
+    def __init__(self, conversation: Conversation, sessions: SessionStore, settings: AgentSettings) -> None:
+        self._conversation = conversation
+        self._sessions = sessions
+        self._settings = settings
+
+    async def AskStream(
+        self, request: agent_pb2.AskRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[agent_pb2.AskStreamResponse]:
+        question = self._question(request)
+        deadline = self._deadline(context)
+        sequence = 0
+        async for event in self._conversation.ask(question, deadline):
+            message = to_stream_event(event)
+            message.sequence = sequence
+            sequence += 1
+            yield message
+
+    async def Ask(
+        self, request: agent_pb2.AskRequest, context: grpc.aio.ServicerContext
+    ) -> agent_pb2.AskResponse:
+        question = self._question(request)
+        async for event in self._conversation.ask(question, self._deadline(context)):
+            if isinstance(event, Completed):
+                return agent_pb2.AskResponse(response=to_response(event.outcome))
+        raise RuntimeError("the conversation ended without a response")
+
+    async def GetSession(
+        self, request: agent_pb2.GetSessionRequest, context: grpc.aio.ServicerContext
+    ) -> agent_pb2.GetSessionResponse:
+        session_id, user_id = _session_ref(request.session_id, request.user_id)
+        session = await self._sessions.get(session_id, user_id, with_turns=True)
+        return agent_pb2.GetSessionResponse(session=to_session(session))
+
+    async def ListSessions(
+        self, request: agent_pb2.ListSessionsRequest, context: grpc.aio.ServicerContext
+    ) -> agent_pb2.ListSessionsResponse:
+        v = Violations()
+        user_id = _user_id(request.user_id, v)
+        v.raise_if_any()
+        sessions, token = await self._sessions.list(
+            user_id, request.page_size, request.page_token, request.include_ended
+        )
+        return agent_pb2.ListSessionsResponse(
+            sessions=[to_session(s) for s in sessions], next_page_token=token
+        )
+
+    async def EndSession(
+        self, request: agent_pb2.EndSessionRequest, context: grpc.aio.ServicerContext
+    ) -> agent_pb2.EndSessionResponse:
+        session_id, user_id = _session_ref(request.session_id, request.user_id)
+        return agent_pb2.EndSessionResponse(session=to_session(await self._sessions.end(session_id, user_id)))
+
+    def _question(self, request: agent_pb2.AskRequest) -> Question:
+        s = self._settings
+        v = Violations()
+        query = v.text("query", request.query, max_chars=1000)
+        if request.session_id:
+            _check_uuid(request.session_id, v)
+        user_id = _user_id(request.user_id, v)
+        v.text("selected_text", request.selected_text, max_chars=s.max_selected_text_chars, required=False)
+        top_k = request.top_k or 5
+        v.in_range("top_k", top_k, 1, 20)
+        if request.HasField("min_relevance"):
+            v.in_range("min_relevance", request.min_relevance, 0.0, 1.0)
+        collection = request.collection or "default"
+        try:
+            check_collection_name(collection)
+        except InvalidArgument as error:
+            v.items.extend(error.violations)
+        v.check(
+            len(request.user_context) <= MAX_USER_CONTEXT_ENTRIES,
+            "user_context",
+            f"at most {MAX_USER_CONTEXT_ENTRIES} entries",
+        )
+        for key, value in request.user_context.items():
+            v.check(
+                len(key) + len(value) <= MAX_USER_CONTEXT_CHARS,
+                f"user_context[{key[:40]}]",
+                f"key and value together at most {MAX_USER_CONTEXT_CHARS} characters",
+            )
+        v.raise_if_any()
+        return Question(
+            query=query,
+            user_id=user_id,
+            session_id=request.session_id.lower(),
+            collection=collection,
+            selected_text=request.selected_text.strip(),
+            top_k=top_k,
+            min_relevance=request.min_relevance if request.HasField("min_relevance") else None,
+            include_sources=request.include_sources if request.HasField("include_sources") else True,
+            user_context=dict(request.user_context),
+        )
+
+    def _deadline(self, context: grpc.aio.ServicerContext) -> float:
+        """The run's deadline: the caller's, capped by the configured limit of a whole run."""
+        remaining = context.time_remaining()
+        limit = self._settings.llm_timeout_seconds
+        return time.monotonic() + (limit if remaining is None else min(limit, remaining))
+
+
+def _check_uuid(value: str, v: Violations) -> None:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        v.add("session_id", "must be a UUID such as 123e4567-e89b-12d3-a456-426614174000")
+
+
+def _user_id(value: str, v: Violations) -> str:
+    value = value.strip() or ANONYMOUS
+    v.check(len(value) <= MAX_USER_ID_CHARS, "user_id", f"at most {MAX_USER_ID_CHARS} characters")
+    return value
+
+
+def _session_ref(session_id: str, user_id: str) -> tuple[str, str]:
+    v = Violations()
+    v.check(bool(session_id), "session_id", "is required")
+    if session_id:
+        _check_uuid(session_id, v)
+    user = _user_id(user_id, v)
+    v.raise_if_any()
+    return session_id.lower(), user
+
+
+def _timestamp(moment) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromDatetime(moment)
+    return stamp
+
+
+def to_source(source: Source) -> agent_pb2.Source:
+    return agent_pb2.Source(
+        index=source.index,
+        chunk_id=source.chunk_id,
+        source_url=source.source_url,
+        section_title=source.section_title,
+        section_path=source.section_path,
+        chunk_index=source.chunk_index,
+        relevance_score=source.relevance_score,
+        extracted_text=source.extracted_text,
+        title=source.title,
+        document_id=source.document_id,
+    )
+
+
+def to_stream_event(event: ConversationEvent) -> agent_pb2.AskStreamResponse:
+    match event:
+        case Started():
+            return agent_pb2.AskStreamResponse(
+                started=agent_pb2.Started(
+                    session_id=event.session_id, query_id=event.query_id, model=event.model
+                )
+            )
+        case ToolCall():
+            return agent_pb2.AskStreamResponse(
+                tool_call=agent_pb2.ToolCall(
+                    name=event.name, arguments=event.arguments, call_id=event.call_id
+                )
+            )
+        case ToolError():
+            return agent_pb2.AskStreamResponse(
+                tool_error=agent_pb2.ToolError(name=event.name, call_id=event.call_id, message=event.message)
+            )
+        case RetrievalResults():
+            return agent_pb2.AskStreamResponse(
+                retrieval=agent_pb2.RetrievalResults(
+                    chunks=event.chunks, metadata=event.metadata, call_id=event.call_id
+                )
+            )
+        case AnswerDelta():
+            return agent_pb2.AskStreamResponse(answer_delta=agent_pb2.AnswerDelta(text=event.text))
+        case Citation():
+            return agent_pb2.AskStreamResponse(
+                citation=agent_pb2.Citation(index=event.index, source=to_source(event.source))
+            )
+        case Validated():
+            return agent_pb2.AskStreamResponse(validation=_verdict(event))
+        case Completed():
+            return agent_pb2.AskStreamResponse(
+                completed=agent_pb2.Completed(response=to_response(event.outcome))
+            )
+    raise TypeError(f"unknown conversation event {event!r}")
+
+
+def _verdict(validated: Validated) -> validation_pb2.ValidateResponse:
+    return validated.verdict if validated.verdict is not None else validation_pb2.ValidateResponse()
+
+
+def to_response(outcome: Outcome) -> agent_pb2.Response:
+    verdict = outcome.validation.verdict
+    grounding = agent_pb2.GroundingSummary(status=_VALIDATION_STATUSES[outcome.validation.status])
+    if verdict is not None:
+        grounding.is_grounded = verdict.is_grounded
+        grounding.grounding_score = verdict.grounding_score
+        grounding.claims = len(verdict.claims)
+        grounding.supported_claims = sum(1 for claim in verdict.claims if claim.supported)
+        grounding.citations_found = verdict.citations_found
+        grounding.citations_valid = verdict.citations_valid
+    response = agent_pb2.Response(
+        answer=outcome.answer,
+        sources=[to_source(s) for s in outcome.sources],
+        confidence=outcome.confidence,
+        query_type=_QUERY_TYPES[outcome.query_type],
+        grounding=grounding,
+        steps=[
+            agent_pb2.ToolCallStep(
+                name=s.name, arguments=s.arguments, duration_ms=s.duration_ms, error=s.error
+            )
+            for s in outcome.steps
+        ],
+        timings=agent_pb2.Timings(
+            retrieval_ms=outcome.retrieval_ms,
+            generation_ms=outcome.generation_ms,
+            validation_ms=outcome.validation.validation_ms,
+            total_ms=outcome.total_ms,
+            first_delta_ms=outcome.first_delta_ms,
+        ),
+        session_id=outcome.session_id,
+        query_id=outcome.query_id,
+        started_at=_timestamp(outcome.started_at),
+        completed_at=_timestamp(outcome.completed_at),
+        model=outcome.model,
+        cached=outcome.cached,
+        not_covered=outcome.not_covered,
+    )
+    if verdict is not None:
+        response.validation.CopyFrom(verdict)
+    return response
+
+
+def to_turn(turn: Turn) -> agent_pb2.Turn:
+    return agent_pb2.Turn(
+        query_id=turn.query_id,
+        query=turn.query,
+        answer=turn.answer,
+        sources=[to_source(s) for s in turn.sources],
+        tool_calls=[
+            agent_pb2.ToolCallRecord(name=c.name, arguments=c.arguments, output=c.output)
+            for c in turn.tool_calls
+        ],
+        user_context=turn.user_context,
+        selected_text=turn.selected_text,
+        created_at=_timestamp(turn.created_at),
+    )
+
+
+def to_session(session: Session) -> agent_pb2.Session:
+    return agent_pb2.Session(
+        session_id=session.session_id,
+        user_id=session.user_id,
+        state=_SESSION_STATES[session.state],
+        created_at=_timestamp(session.created_at),
+        last_active_at=_timestamp(session.last_active_at),
+        turn_count=session.turn_count,
+        turns=[to_turn(t) for t in session.turns],
+        collection=session.collection,
+    )

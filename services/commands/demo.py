@@ -1,0 +1,73 @@
+"""`glossator demo`: the main job on the embedded default, in one command.
+
+Starts the three services in this process (Qdrant embedded, data under .glossator/demo), ingests
+the project's own docs/, asks a question and streams the cited, validated answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+import grpc
+
+from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
+from services.commands.ask import stream_answer
+from services.commands.ingest import ingest_requests
+from services.common.clients import make_channel
+from services.retrieval.ingest import read_folder
+from services.suite import build_suite, loopback_settings
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+QUESTION = "How does Glossator check that an answer is grounded?"
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        "demo", help="start the embedded suite, ingest docs/, ask, stream the answer"
+    )
+    parser.add_argument("question", nargs="?", default=QUESTION)
+    parser.add_argument(
+        "--docs", type=Path, default=DOCS, help="folder to ingest (default: the project's docs/)"
+    )
+    parser.add_argument("--data-dir", type=Path, default=Path(".glossator/demo"))
+    parser.set_defaults(func=lambda args: asyncio.run(_demo(args)))
+
+
+async def _items(folder: Path):
+    for item in read_folder(folder):
+        yield item
+
+
+async def _demo(args: argparse.Namespace) -> int:
+    settings = loopback_settings(args.data_dir)
+    print("starting the embedded suite (Qdrant in-process, all-MiniLM-L6-v2 on the CPU)...", file=sys.stderr)
+    servers = await build_suite(settings)
+    for server in servers:
+        await server.start()
+    ports = {server.name: server.port for server in servers}
+    try:
+        async with make_channel(f"127.0.0.1:{ports['retrieval']}") as channel:
+            retrieval = retrieval_pb2_grpc.RetrievalServiceStub(channel)
+            options = retrieval_pb2.IngestOptions(base_url="https://glossator.dev/docs/")
+            summary = None
+            async for reply in retrieval.Ingest(ingest_requests(options, _items(args.docs))):
+                summary = reply.summary if reply.HasField("summary") else summary
+            print(
+                f"ingested {args.docs}: {summary.documents_indexed} indexed, {summary.documents_unchanged} "
+                f"unchanged, {summary.chunks_written} chunks written",
+                file=sys.stderr,
+            )
+        async with make_channel(f"127.0.0.1:{ports['agent']}") as channel:
+            agent = agent_pb2_grpc.AgentServiceStub(channel)
+            print(f"\n> {args.question}\n")
+            await stream_answer(agent, agent_pb2.AskRequest(query=args.question, user_id="demo"))
+    except grpc.aio.AioRpcError as error:
+        print(f"error: {error.code().name}: {error.details()}", file=sys.stderr)
+        return 2
+    finally:
+        for server in servers:
+            await server.stop(grace=1.0)
+    return 0
