@@ -6,6 +6,7 @@ the servicer only translates them to glossator.v1 events.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
@@ -141,14 +142,16 @@ class Conversation:
             user_context=question.user_context,
             history=history,
         )
+        run = run_answer(request, self._answerer, deadline=deadline)
         with observe_stage("generation"):
-            async for event in run_answer(request, self._answerer, deadline=deadline):
-                if isinstance(event, AnswerFinished):
-                    finished = event
-                    continue
-                if isinstance(event, AnswerDelta) and not first_delta_ms:
-                    first_delta_ms = (time.perf_counter() - started) * 1000
-                yield event
+            async with contextlib.aclosing(run) as events:  # closing this stream stops the run at once
+                async for event in events:
+                    if isinstance(event, AnswerFinished):
+                        finished = event
+                        continue
+                    if isinstance(event, AnswerDelta) and not first_delta_ms:
+                        first_delta_ms = (time.perf_counter() - started) * 1000
+                    yield event
         assert finished is not None  # run_answer always ends with AnswerFinished or raises
 
         validated, answer = await self._validate(question.query, finished, deadline)

@@ -20,5 +20,7 @@ def config_reference(settings_classes: dict[str, type[BaseSettings]]) -> str:
             f"| `{prefix}{name.upper()}` | {_default(settings_class, name)} | {field.description or ''} |"
             for name, field in settings_class.model_fields.items()
         ]
-        parts.append("\n".join([f"#### {title}", "", "| variable | default | meaning |", "|---|---|---|", *rows]))
+        parts.append(
+            "\n".join([f"#### {title}", "", "| variable | default | meaning |", "|---|---|---|", *rows])
+        )
     return "\n\n".join(parts) + "\n"

@@ -45,7 +45,12 @@ async def test_health_of_an_unknown_service_is_not_found(suite):
 @pytest.mark.parametrize("name", SERVICES)
 async def test_reflection_lists_the_service(suite, name):
     stub = reflection_pb2_grpc.ServerReflectionStub(suite.channels[name])
-    replies = [r async for r in stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))]
+    replies = [
+        r
+        async for r in stub.ServerReflectionInfo(
+            iter([reflection_pb2.ServerReflectionRequest(list_services="")])
+        )
+    ]
     listed = {s.name for s in replies[0].list_services_response.service}
     assert SERVICES[name] in listed
     assert "grpc.health.v1.Health" in listed

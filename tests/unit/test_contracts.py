@@ -16,7 +16,9 @@ def test_committed_stubs_match_a_fresh_generation(tmp_path):
     fresh_dir = tmp_path / "glossator" / "v1"
     fresh = {p.name: p.read_bytes() for p in fresh_dir.iterdir() if p.suffix in (".py", ".pyi")}
     committed = {
-        p.name: p.read_bytes() for p in PROTO_PACKAGE_DIR.iterdir() if p.name.endswith(("_pb2.py", "_pb2.pyi", "_grpc.py"))
+        p.name: p.read_bytes()
+        for p in PROTO_PACKAGE_DIR.iterdir()
+        if p.name.endswith(("_pb2.py", "_pb2.pyi", "_grpc.py"))
     }
     assert len(fresh) == 3 * len(proto_files())
     assert fresh.keys() == committed.keys()
@@ -29,4 +31,6 @@ def test_readme_configuration_reference_matches_the_settings_classes():
     start, end = "<!-- config:start -->\n", "<!-- config:end -->"
     assert start in readme and end in readme
     documented = readme.split(start, 1)[1].split(end, 1)[0]
-    assert documented == config_reference(_settings_classes()), "run `glossator config` and paste it into README.md"
+    assert documented == config_reference(_settings_classes()), (
+        "run `glossator config` and paste it into README.md"
+    )

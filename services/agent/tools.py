@@ -1,0 +1,181 @@
+"""The agent's only knowledge tool: RetrievalService.Search over gRPC, as `retrieval_tool`.
+
+Everything a call needs or produces lives in the run's AskContext: the stub, the collection and
+defaults of the request, the absolute deadline every Search must finish by, and what was found so
+far. Sources are numbered 1.. across all calls of a run and deduplicated by chunk_id, so a number
+the model cites names exactly one retrieved chunk. A failed Search is not an exception: the model
+is told in words (and answers that it cannot search the book), the client gets a ToolError event.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import grpc
+from agents import ModelBehaviorError, RunContextWrapper, function_tool
+from agents.tool_context import ToolContext
+
+from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
+from services.agent.events import AgentEvent, RetrievalResults, ToolError, ToolStep
+from services.agent.sessions.model import Source
+
+TOOL_NAME = "retrieval_tool"
+MAX_TOP_K = 20
+MAX_QUERY_CHARS = 1000
+# Below this much time left, a Search cannot usefully run: fail fast instead of timing out.
+MIN_CALL_SECONDS = 0.05
+# Sources keep this much of their chunk text (the contract's extracted_text limit).
+MAX_EXTRACT_CHARS = 1000
+# Tool outputs are kept this long in the session history.
+MAX_RECORDED_OUTPUT_CHARS = 2000
+
+
+def _discard(_event: AgentEvent) -> None:
+    return None
+
+
+@dataclass
+class AskContext:
+    """Per-request state of one run, shared by the tool calls the model makes.
+
+    `deadline` is a time.monotonic() instant: each Search gets the time left until then (at most
+    `call_timeout_s`) as its gRPC timeout. `emit` receives RetrievalResults and ToolError events as
+    calls finish.
+    """
+
+    retrieval: retrieval_pb2_grpc.RetrievalServiceStub
+    deadline: float
+    collection: str = "default"
+    top_k: int = 5
+    min_relevance: float | None = None
+    call_timeout_s: float = 10.0
+    emit: Callable[[AgentEvent], None] = _discard
+    sources: list[Source] = field(default_factory=list)
+    steps: list[ToolStep] = field(default_factory=list)
+    retrieval_ms: float = 0.0
+    _number_of: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def source(self, index: int) -> Source | None:
+        """The retrieved source numbered `index`, if there is one."""
+        return self.sources[index - 1] if 1 <= index <= len(self.sources) else None
+
+    def is_known(self, index: int) -> bool:
+        return 1 <= index <= len(self.sources)
+
+    def number(self, scored: common_pb2.ScoredChunk) -> int:
+        """The chunk's source number, assigning the next one the first time it is retrieved."""
+        chunk = scored.chunk
+        if chunk.chunk_id not in self._number_of:
+            self._number_of[chunk.chunk_id] = len(self.sources) + 1
+            self.sources.append(source_of(len(self.sources) + 1, scored))
+        return self._number_of[chunk.chunk_id]
+
+    def record(self, context: ToolContext[AskContext], started: float, output: str, error: str = "") -> None:
+        """Keeps the step and tells the client about a failure."""
+        duration_ms = (time.perf_counter() - started) * 1000
+        self.retrieval_ms += duration_ms
+        self.steps.append(
+            ToolStep(
+                name=context.tool_name,
+                call_id=context.tool_call_id,
+                arguments=context.tool_arguments,
+                duration_ms=duration_ms,
+                error=error,
+                output=output[:MAX_RECORDED_OUTPUT_CHARS],
+            )
+        )
+        if error:
+            self.emit(ToolError(name=context.tool_name, call_id=context.tool_call_id, message=error))
+
+
+def source_of(index: int, scored: common_pb2.ScoredChunk) -> Source:
+    chunk = scored.chunk
+    return Source(
+        index=index,
+        chunk_id=chunk.chunk_id,
+        source_url=chunk.source_url,
+        section_title=chunk.section_title,
+        section_path=list(chunk.section_path),
+        chunk_index=chunk.chunk_index,
+        relevance_score=scored.relevance,
+        extracted_text=chunk.text[:MAX_EXTRACT_CHARS],
+        title=chunk.title,
+        document_id=chunk.document_id,
+    )
+
+
+def heading_of(chunk: common_pb2.Chunk) -> str:
+    """The source's place in the book, e.g. "Title > Section > Subsection" (a title is not repeated)."""
+    path = list(chunk.section_path)
+    if chunk.title and (not path or path[0] != chunk.title):
+        path.insert(0, chunk.title)
+    return " > ".join(path) or chunk.source_path or "untitled"
+
+
+def format_sources(numbered: list[tuple[int, common_pb2.ScoredChunk]]) -> str:
+    """The tool output: one `[n] heading (url)` line per source, then its text."""
+    if not numbered:
+        return "No passages of the book matched this search."
+    blocks = []
+    for number, scored in numbered:
+        url = f" ({scored.chunk.source_url})" if scored.chunk.source_url else ""
+        blocks.append(f"[{number}] {heading_of(scored.chunk)}{url}\n{scored.chunk.text.strip()}")
+    return "\n\n".join(blocks)
+
+
+def failure_message(reason: str) -> str:
+    return f"retrieval failed: {reason}; answer that you cannot search the book right now"
+
+
+def _bad_arguments(context: RunContextWrapper[AskContext], error: Exception) -> str:
+    """Malformed arguments from the model are its mistake to fix, not a crash; anything else is a bug."""
+    if not isinstance(error, ModelBehaviorError) or not isinstance(context, ToolContext):
+        raise error
+    message = f'invalid arguments for {TOOL_NAME} ({error}); call it again with a JSON object such as {{"query": "..."}}'
+    context.context.record(context, time.perf_counter(), message, error=message)
+    return message
+
+
+@function_tool(name_override=TOOL_NAME, failure_error_function=_bad_arguments)
+async def retrieval_tool(
+    context: ToolContext[AskContext], query: str, top_k: int | None = None, section: str | None = None
+) -> str:
+    """Search the book for the passages most relevant to a query. Cite them by their [n] numbers.
+
+    Args:
+        query: What to look for: the question, or a few keywords from it.
+        top_k: How many passages to return, 1-20; null for the request's default.
+        section: Only search sections whose heading path contains this heading (a chapter or section title); null for the whole book.
+    """
+    state = context.context
+    started = time.perf_counter()
+    remaining = state.deadline - time.monotonic()
+    if remaining < MIN_CALL_SECONDS:
+        message = failure_message("the request's deadline has passed")
+        state.record(context, started, message, error=message)
+        return message
+    request = retrieval_pb2.SearchRequest(
+        collection=state.collection,
+        query=query.strip()[:MAX_QUERY_CHARS],
+        top_k=min(max(top_k or state.top_k, 1), MAX_TOP_K),
+        filters={"section": section.strip()} if section and section.strip() else {},
+    )
+    if state.min_relevance is not None:
+        request.min_relevance = state.min_relevance
+    try:
+        response = await state.retrieval.Search(request, timeout=min(state.call_timeout_s, remaining))
+    except grpc.aio.AioRpcError as error:
+        message = failure_message(f"{error.code().name}: {error.details() or 'no details'}")
+        state.record(context, started, message, error=message)
+        return message
+    numbered = [(state.number(scored), scored) for scored in response.results]
+    output = format_sources(numbered)
+    state.record(context, started, output)
+    state.emit(
+        RetrievalResults(
+            call_id=context.tool_call_id, chunks=list(response.results), metadata=response.metadata
+        )
+    )
+    return output

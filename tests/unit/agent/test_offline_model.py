@@ -1,0 +1,249 @@
+"""The offline extractive model: its two moves at the Model boundary, its stream, and full runs.
+
+These use the real local embedding model (loaded once, a few seconds) and, for full runs, the real
+retrieval tool against the loopback gRPC server of fake_retrieval.py.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+from agents import ModelSettings
+from agents.models.interface import ModelTracing
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage
+
+from glossator.v1 import common_pb2
+from services.agent.agent import Answerer, AnswerRequest, build_agent, run_answer
+from services.agent.citations import marker_indexes
+from services.agent.config import AgentSettings
+from services.agent.events import AnswerDelta, AnswerFinished, Citation, RetrievalResults, ToolCall
+from services.agent.models import OFFLINE_MODEL_NAME, OfflineExtractiveModel
+from services.agent.models.extractive import parse_passages, sentences_of
+from services.agent.models.offline import (
+    CANNOT_SEARCH,
+    NOT_COVERED,
+    NOTHING_FOUND,
+    EmbeddingCache,
+    text_deltas,
+)
+from services.agent.prompt import build_input
+from services.agent.tools import format_sources, retrieval_tool
+from services.common.embedding import local_embedding_model
+from tests.unit.agent.fake_retrieval import CHUNKS, FakeRetrieval, serve_retrieval
+
+
+@pytest.fixture(scope="module")
+def model() -> OfflineExtractiveModel:
+    return OfflineExtractiveModel()
+
+
+def tool_output(*indexes: int) -> str:
+    return format_sources(
+        [(n, common_pb2.ScoredChunk(chunk=CHUNKS[i])) for n, i in enumerate(indexes, start=1)]
+    )
+
+
+def with_output(question: str, output: str, **framing) -> list:
+    return [
+        *build_input(question, **framing),
+        {"type": "function_call", "call_id": "c1", "name": "retrieval_tool", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": output},
+    ]
+
+
+async def respond(model: OfflineExtractiveModel, items, tools=(retrieval_tool,)):
+    return await model.get_response(
+        None,
+        items,
+        ModelSettings(),
+        list(tools),
+        None,
+        [],
+        ModelTracing.DISABLED,
+        previous_response_id=None,
+        conversation_id=None,
+        prompt=None,
+    )
+
+
+async def stream(model: OfflineExtractiveModel, items) -> list:
+    return [
+        event
+        async for event in model.stream_response(
+            None,
+            items,
+            ModelSettings(),
+            [retrieval_tool],
+            None,
+            [],
+            ModelTracing.DISABLED,
+            previous_response_id=None,
+            conversation_id=None,
+            prompt=None,
+        )
+    ]
+
+
+async def test_first_move_searches_for_the_bare_question(model):
+    items = build_input(
+        "How fast does the VLP-16 spin?",
+        selected_text="Question: ignore me",
+        user_context={"chapter": "Sensors"},
+    )
+    response = await respond(model, items)
+    [call] = response.output
+    assert isinstance(call, ResponseFunctionToolCall)
+    assert call.name == "retrieval_tool" and call.call_id
+    assert json.loads(call.arguments) == {
+        "query": "How fast does the VLP-16 spin?",
+        "top_k": None,
+        "section": None,
+    }
+
+
+async def test_a_new_question_after_history_searches_again(model):
+    items = [
+        *with_output("What is a node?", tool_output(0)),
+        {"role": "assistant", "content": "A process. [1]"},
+    ]
+    items += build_input("What is DDS?")
+    [call] = (await respond(model, items)).output
+    assert json.loads(call.arguments)["query"] == "What is DDS?"
+
+
+async def test_answers_with_cited_supporting_sentences(model):
+    question = "How fast does the Velodyne VLP-16 spin its lasers?"
+    response = await respond(model, with_output(question, tool_output(0, 1, 2, 3)))
+    [message] = response.output
+    assert isinstance(message, ResponseOutputMessage)
+    answer = message.content[0].text
+    assert answer.startswith(
+        "The Velodyne VLP-16 spins sixteen lasers at up to twenty revolutions per second. [3]"
+    )
+    # Every sentence is verbatim from the passage it cites.
+    passages = {p.number: p.text for p in parse_passages(tool_output(0, 1, 2, 3))}
+    for sentence, number in zip(answer.split(" [")[:-1], marker_indexes(answer), strict=False):
+        assert sentence.rsplit("] ", 1)[-1] in passages[number]
+    assert len(answer) <= 400
+
+
+async def test_says_plainly_when_the_book_does_not_cover_it(model):
+    off_topic = "Who won the football world cup in 1954?"
+    assert (await respond(model, with_output(off_topic, tool_output(0, 1)))).output[0].content[
+        0
+    ].text == NOT_COVERED
+    nothing = format_sources([])
+    assert (await respond(model, with_output("What is a node?", nothing))).output[0].content[
+        0
+    ].text == NOTHING_FOUND
+    failed = "retrieval failed: UNAVAILABLE: down; answer that you cannot search the book right now"
+    assert (await respond(model, with_output("What is a node?", failed))).output[0].content[
+        0
+    ].text == CANNOT_SEARCH
+    assert (await respond(model, build_input("What is a node?"), tools=())).output[0].content[
+        0
+    ].text == CANNOT_SEARCH
+
+
+async def test_streams_the_answer_in_several_deltas_with_a_complete_event_sequence(model):
+    events = await stream(model, with_output("What does an IMU combine?", tool_output(3, 0)))
+    types = [e.type for e in events]
+    assert types[:4] == [
+        "response.created",
+        "response.output_item.added",
+        "response.content_part.added",
+        "response.output_text.delta",
+    ]
+    assert types[-4:] == [
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    deltas = [e.delta for e in events if e.type == "response.output_text.delta"]
+    final = events[-1].response.output[0].content[0].text
+    assert len(deltas) >= 2 and "".join(deltas) == final
+    assert all(len(delta.split()) <= 5 for delta in deltas)
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    assert final.startswith("An inertial measurement unit combines accelerometers and gyroscopes. [1]")
+
+
+async def test_streams_a_tool_call_as_argument_events(model):
+    events = await stream(model, build_input("What is a node?"))
+    assert [e.type for e in events] == [
+        "response.created",
+        "response.output_item.added",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    call = events[-1].response.output[0]
+    assert json.loads(events[2].delta) == json.loads(call.arguments)
+
+
+def test_text_deltas_keep_every_character():
+    text = "One two three four five six seven. [1] Eight."
+    assert "".join(text_deltas(text)) == text
+    assert len(text_deltas(text, words_per_delta=2)) == 5
+
+
+def test_embedding_cache_embeds_each_text_once_and_drops_the_least_recent():
+    calls = []
+
+    def embed(texts: list[str]) -> np.ndarray:
+        calls.append(list(texts))
+        return np.array([[float(len(t)), 1.0] for t in texts], dtype=np.float32)
+
+    cache = EmbeddingCache(embed, max_entries=2)
+    assert cache(["a", "bb", "a"]).tolist() == [[1, 1], [2, 1], [1, 1]]
+    cache(["a"])  # a hit: "a" becomes the most recent
+    cache(["ccc"])  # over the limit: "bb", the least recent, goes
+    cache(["a", "bb"])
+    assert calls == [["a", "bb"], ["ccc"], ["bb"]]
+
+
+def test_sentences_skip_code_headings_and_fragments():
+    text = "# Setup\nInstall the package first.\n```bash\npip install x\n```\nThen run it. Ok.\n"
+    assert sentences_of(text) == ["Install the package first.", "Then run it."]
+
+
+def test_parse_passages_reads_the_tool_output_back():
+    passages = parse_passages(tool_output(1, 2))
+    assert [(p.number, p.heading) for p in passages] == [
+        (1, f"Robotics Handbook > ROS 2 Basics > Middleware ({CHUNKS[1].source_url})"),
+        (2, f"Robotics Handbook > Sensors > Lidar ({CHUNKS[2].source_url})"),
+    ]
+    assert passages[1].text == CHUNKS[2].text
+
+
+async def test_full_offline_run_through_the_agent_loop(model):
+    servicer = FakeRetrieval()
+    async with serve_retrieval(servicer) as stub:
+        answerer = Answerer(agent=build_agent(model), model_name=OFFLINE_MODEL_NAME, retrieval=stub)
+        request = AnswerRequest(question="Which middleware does ROS 2 use?", selected_text="DDS?")
+        events = [e async for e in run_answer(request, answerer, deadline=time.monotonic() + 30)]
+        off_topic = AnswerRequest(question="Who painted the Mona Lisa portrait?")
+        unanswered = [e async for e in run_answer(off_topic, answerer, deadline=time.monotonic() + 30)]
+
+    assert servicer.requests[0].query == "Which middleware does ROS 2 use?"
+    assert [type(e) for e in events[:2]] == [ToolCall, RetrievalResults]
+    assert sum(isinstance(e, AnswerDelta) for e in events) >= 2
+    finished = events[-1]
+    assert isinstance(finished, AnswerFinished) and finished.model == "offline-extractive"
+    assert finished.answer.startswith("ROS 2 uses the Data Distribution Service (DDS) as its middleware. [1]")
+    assert finished.cited[0].chunk_id == CHUNKS[1].chunk_id and not finished.not_covered
+    assert [e.index for e in events if isinstance(e, Citation)] == marker_indexes(finished.answer)
+    assert unanswered[-1].not_covered
+    assert unanswered[-1].answer in (NOT_COVERED, NOTHING_FOUND)
+
+
+async def test_answerer_without_an_endpoint_is_offline_and_loaded_up_front():
+    async with serve_retrieval(FakeRetrieval()) as stub:
+        answerer = Answerer.from_settings(AgentSettings(llm_base_url="", max_answer_chars=500), stub)
+    assert answerer.model_name == OFFLINE_MODEL_NAME and answerer.max_answer_chars == 500
+    assert isinstance(answerer.agent.model, OfflineExtractiveModel)
+    assert local_embedding_model.cache_info().currsize == 1  # loaded at start-up, not on first use
