@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: setup demo up test test-all lint breaking protos bench clean
+.PHONY: setup demo up test lint breaking protos readme-config bench clean
 
 setup: $(VENV)/.installed
 
@@ -44,6 +44,10 @@ breaking: setup
 
 protos: setup
 	$(PY) -m services.common.protos
+
+# Rewrites README.md's configuration reference from the settings classes.
+readme-config: setup
+	$(PY) -m services.common.config_doc README.md
 
 bench: setup
 	$(PY) bench/run_all.py

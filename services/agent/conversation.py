@@ -124,10 +124,14 @@ class Conversation:
         query_id = str(uuid.uuid4())
         yield Started(session_id=session, query_id=query_id, model=self._answerer.model_name)
 
+        probe_start = time.perf_counter()
         key = await self._cache_key(question, deadline) if self._cache_usable(question) else None
+        probe_ms = (time.perf_counter() - probe_start) * 1000  # a Search call: retrieval time
         cached = self._cache.get(key) if key else None
         if cached is not None:
-            async for event in self._replay(cached, question, session, query_id, started, started_at):
+            async for event in self._replay(
+                cached, question, session, query_id, started, started_at, probe_ms
+            ):
                 yield event
             return
 
@@ -163,7 +167,7 @@ class Conversation:
             query_type=classify_query(question.query, question.selected_text),
             validation=validated,
             steps=finished.steps,
-            retrieval_ms=finished.retrieval_ms,
+            retrieval_ms=finished.retrieval_ms + probe_ms,
             generation_ms=finished.generation_ms,
             total_ms=(time.perf_counter() - started) * 1000,
             first_delta_ms=first_delta_ms,
@@ -224,6 +228,7 @@ class Conversation:
         query_id: str,
         started: float,
         started_at: datetime,
+        probe_ms: float,
     ) -> AsyncIterator[ConversationEvent]:
         """A cached answer, streamed as one delta with its citations; it says it was cached."""
         yield AnswerDelta(text=cached.answer)
@@ -238,7 +243,7 @@ class Conversation:
             started_at=started_at,
             completed_at=datetime.now(UTC),
             cached=True,
-            retrieval_ms=0.0,
+            retrieval_ms=probe_ms,
             generation_ms=0.0,
             total_ms=total_ms,
             first_delta_ms=total_ms,

@@ -42,29 +42,40 @@ def add_target_option(parser, service: str) -> None:
 
 
 @asynccontextmanager
-async def service_channel(
-    service: str, target: str, embedded: Path | None
-) -> AsyncIterator[grpc.aio.Channel]:
-    """A channel to the service: at `target`, or to a suite started in-process over `embedded`."""
+async def suite_channels(
+    targets: dict[str, str], embedded: Path | None
+) -> AsyncIterator[dict[str, grpc.aio.Channel]]:
+    """Channels to the named services: at their targets, or to servers started in-process over
+    `embedded` (the agent brings the other two along, since it calls them)."""
     servers: list[GlossatorServer] = []
     if embedded is not None:
         from services.suite import build_service, build_suite, loopback_settings
 
         settings = loopback_settings(embedded)
-        if service == "agent":  # the agent needs the other two
+        if "agent" in targets:
             servers = await build_suite(settings)
         else:
-            servers = [await build_service(service, getattr(settings, service))]
+            servers = [await build_service(name, getattr(settings, name)) for name in targets]
         for server in servers:
             await server.start()
-        target = f"127.0.0.1:{next(s.port for s in servers if s.name == service)}"
-    channel = make_channel(target)
+        targets = {s.name: f"127.0.0.1:{s.port}" for s in servers if s.name in targets}
+    channels = {name: make_channel(target) for name, target in targets.items()}
     try:
-        yield channel
+        yield channels
     finally:
-        await channel.close()
+        for channel in channels.values():
+            await channel.close()
         for server in servers:
             await server.stop(grace=1.0)
+
+
+@asynccontextmanager
+async def service_channel(
+    service: str, target: str, embedded: Path | None
+) -> AsyncIterator[grpc.aio.Channel]:
+    """A channel to one service: at `target`, or to one started in-process over `embedded`."""
+    async with suite_channels({service: target}, embedded) as channels:
+        yield channels[service]
 
 
 def explain_rpc_error(error: grpc.aio.AioRpcError, target: str) -> int:

@@ -20,8 +20,22 @@ from pathlib import Path
 
 import grpc
 
-from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc, validation_pb2, validation_pb2_grpc
-from services.commands.connect import add_target_option, explain_rpc_error, service_channel
+from glossator.v1 import (
+    agent_pb2,
+    agent_pb2_grpc,
+    common_pb2,
+    retrieval_pb2,
+    retrieval_pb2_grpc,
+    validation_pb2,
+    validation_pb2_grpc,
+)
+from services.commands.connect import (
+    add_target_option,
+    default_target,
+    explain_rpc_error,
+    service_channel,
+    suite_channels,
+)
 
 EVAL_COLLECTION = "eval-squad"
 MODES = {
@@ -58,6 +72,25 @@ def add_parser(commands) -> None:
     add_target_option(grounding, "validation")
     grounding.set_defaults(func=lambda args: asyncio.run(_eval_grounding(args)))
 
+    answers = kinds.add_parser(
+        "answers", help="answer containment and citation accuracy on SQuAD, via AskStream"
+    )
+    answers.add_argument("--squad", type=Path, required=True, help="a SQuAD v1.1 JSON file")
+    answers.add_argument(
+        "--limit", type=int, default=0, help="questions to ask, spread over the file (0: all)"
+    )
+    answers.add_argument("--collection", default=EVAL_COLLECTION, help="collection the paragraphs go into")
+    answers.add_argument("--concurrency", type=int, default=4)
+    answers.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    answers.add_argument(
+        "--retrieval",
+        default=default_target("retrieval"),
+        metavar="HOST:PORT",
+        help="retrieval service (ingest)",
+    )
+    add_target_option(answers, "agent")
+    answers.set_defaults(func=lambda args: asyncio.run(_eval_answers(args)))
+
 
 def spread(items: list, limit: int) -> list:
     """`limit` items evenly spread over the list (all of them when limit is 0 or too large)."""
@@ -85,6 +118,7 @@ async def bounded(concurrency: int, jobs) -> list:
 class SquadQuestion:
     question: str
     document_id: str
+    answers: tuple[str, ...] = ()
 
 
 def load_squad(path: Path) -> tuple[list[retrieval_pb2.Document], list[SquadQuestion]]:
@@ -105,7 +139,10 @@ def load_squad(path: Path) -> tuple[list[retrieval_pb2.Document], list[SquadQues
                     title=title,
                 )
             )
-            questions.extend(SquadQuestion(qa["question"], document_id) for qa in paragraph["qas"])
+            questions.extend(
+                SquadQuestion(qa["question"], document_id, tuple(a["text"] for a in qa["answers"]))
+                for qa in paragraph["qas"]
+            )
     return documents, questions
 
 
@@ -123,17 +160,24 @@ async def _documents(documents: list[retrieval_pb2.Document], collection: str) -
         yield retrieval_pb2.IngestRequest(document=document)
 
 
+async def ingest_squad(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub, documents: list[retrieval_pb2.Document], collection: str
+) -> tuple[retrieval_pb2.IngestProgress | None, float]:
+    """Ingests the paragraphs (idempotent: a second run skips them all); returns summary and seconds."""
+    started = time.perf_counter()
+    summary = None
+    async for reply in stub.Ingest(_documents(documents, collection)):
+        summary = reply.summary if reply.HasField("summary") else summary
+    return summary, time.perf_counter() - started
+
+
 async def _eval_retrieval(args: argparse.Namespace) -> int:
     documents, questions = load_squad(args.squad)
     questions = spread(questions, args.limit)
     try:
         async with service_channel("retrieval", args.target, args.embedded) as channel:
             stub = retrieval_pb2_grpc.RetrievalServiceStub(channel)
-            started = time.perf_counter()
-            summary = None
-            async for reply in stub.Ingest(_documents(documents, args.collection)):
-                summary = reply.summary if reply.HasField("summary") else summary
-            ingest_s = time.perf_counter() - started
+            summary, ingest_s = await ingest_squad(stub, documents, args.collection)
             results = {}
             for mode, mode_value in MODES.items():
 
@@ -254,4 +298,68 @@ async def _eval_grounding(args: argparse.Namespace) -> int:
     for key, value in figures.items():
         if key != "cases":
             print(f"  {key:<24} {value}")
+    return 0
+
+
+# --- answers ---------------------------------------------------------------------------------
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def answer_figures(rows: list[tuple[SquadQuestion, agent_pb2.Response, bool]]) -> dict[str, float]:
+    """containment: a gold answer inside the answer; own_paragraph_citations: among answers whose
+    retrieval found the question's paragraph, the share citing only that paragraph."""
+    contained = [any(_normalise(a) in _normalise(r.answer) for a in q.answers) for q, r, _ in rows]
+    retrieved = [(q, r) for q, r, found in rows if found]
+    own = [bool(r.sources) and all(s.document_id == q.document_id for s in r.sources) for q, r in retrieved]
+    lengths = [len(r.answer) for _, r, _ in rows]
+    return {
+        "containment": round(sum(contained) / len(rows), 4),
+        "own_paragraph_citations": round(sum(own) / len(own), 4) if own else 0.0,
+        "paragraph_retrieved": round(len(retrieved) / len(rows), 4),
+        "median_answer_chars": statistics.median(lengths),
+        "not_covered": round(sum(r.not_covered for _, r, _ in rows) / len(rows), 4),
+        "questions": len(rows),
+    }
+
+
+async def _eval_answers(args: argparse.Namespace) -> int:
+    documents, questions = load_squad(args.squad)
+    questions = spread(questions, args.limit)
+    targets = {"retrieval": args.retrieval, "agent": args.target}
+    try:
+        async with suite_channels(targets, args.embedded) as channels:
+            await ingest_squad(
+                retrieval_pb2_grpc.RetrievalServiceStub(channels["retrieval"]), documents, args.collection
+            )
+            agent = agent_pb2_grpc.AgentServiceStub(channels["agent"])
+
+            async def ask(q: SquadQuestion) -> tuple[SquadQuestion, agent_pb2.Response, bool]:
+                found, response = False, None
+                request = agent_pb2.AskRequest(
+                    query=q.question[:1000], collection=args.collection, user_id="eval"
+                )
+                async for event in agent.AskStream(request, timeout=120):
+                    kind = event.WhichOneof("event")
+                    if kind == "retrieval":
+                        found = found or any(
+                            c.chunk.document_id == q.document_id for c in event.retrieval.chunks
+                        )
+                    elif kind == "completed":
+                        response = event.completed.response
+                return q, response, found
+
+            rows = await bounded(args.concurrency, (ask(q) for q in questions))
+    except grpc.aio.AioRpcError as error:
+        return explain_rpc_error(error, args.target)
+    figures = answer_figures(rows)
+    if args.json:
+        print(json.dumps(figures))
+        return 0
+    print(f"SQuAD answers through AskStream: {figures['questions']} questions")
+    for key, value in figures.items():
+        if key != "questions":
+            print(f"  {key:<26} {value}")
     return 0

@@ -32,5 +32,5 @@ def test_readme_configuration_reference_matches_the_settings_classes():
     assert start in readme and end in readme
     documented = readme.split(start, 1)[1].split(end, 1)[0]
     assert documented == config_reference(_settings_classes()), (
-        "run `glossator config` and paste it into README.md"
+        "run `make readme-config`"
     )
