@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import replace
 from datetime import timedelta
 
+from agents.models.interface import Model
+
 from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2_grpc, validation_pb2_grpc
-from services.agent.agent import Answerer
+from services.agent.agent import Answerer, build_agent
 from services.agent.config import AgentSettings
 from services.agent.conversation import Conversation
 from services.agent.servicer import AgentServicer
@@ -43,7 +46,10 @@ async def _sweep_forever(sessions: SessionStore, period_s: float) -> None:
             log.warning("session_sweep_failed", exc_info=True)
 
 
-async def build_server(settings: AgentSettings | None = None) -> tuple[GlossatorServer, int]:
+async def build_server(
+    settings: AgentSettings | None = None, model: Model | None = None
+) -> tuple[GlossatorServer, int]:
+    """`model` replaces the configured one (tests script the LLM edge with agents.testing)."""
     settings = settings or AgentSettings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     retrieval_channel = make_channel(settings.retrieval_target)
@@ -52,6 +58,8 @@ async def build_server(settings: AgentSettings | None = None) -> tuple[Glossator
     validation = validation_pb2_grpc.ValidationServiceStub(validation_channel)
     sessions = await open_sessions(settings)
     answerer = await asyncio.to_thread(Answerer.from_settings, settings, retrieval)
+    if model is not None:
+        answerer = replace(answerer, agent=build_agent(model), model_name="scripted")
     conversation = Conversation(answerer, sessions, retrieval, validation, settings)
     servicer = AgentServicer(conversation, sessions, settings)
 

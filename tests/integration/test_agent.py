@@ -1,0 +1,217 @@
+"""AgentService through the real suite (offline model, real retrieval and validation services)."""
+
+from __future__ import annotations
+
+import uuid
+
+import grpc
+import pytest
+from agents.testing import ScriptedModel, assistant_message, function_call
+
+from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2
+from services.agent.config import AgentSettings
+from services.agent.server import build_server
+from services.commands.ingest import ingest_requests
+from services.common.clients import make_channel
+from services.retrieval.ingest import read_folder
+from tests.grpc_helpers import field_violations
+from tests.integration.test_retrieval import BASE_URL, ROOT
+
+QUESTION = "How does Glossator check that an answer is grounded?"
+
+
+async def _items():
+    for item in read_folder(ROOT / "docs"):
+        yield item
+
+
+@pytest.fixture(scope="module")
+async def book(suite):
+    """The suite with the project's docs ingested into the default collection."""
+    options = retrieval_pb2.IngestOptions(base_url=BASE_URL)
+    async for _ in suite.retrieval.Ingest(ingest_requests(options, _items())):
+        pass
+    return suite
+
+
+async def _stream(stub, **fields) -> list[agent_pb2.AskStreamResponse]:
+    return [event async for event in stub.AskStream(agent_pb2.AskRequest(**fields), timeout=60)]
+
+
+async def test_ask_stream_sends_typed_events_in_order_with_cited_validated_answer(book):
+    events = await _stream(book.agent, query=QUESTION, user_id="alice")
+    kinds = [e.WhichOneof("event") for e in events]
+    assert [e.sequence for e in events] == list(range(len(events)))
+    assert kinds[0] == "started" and kinds[-1] == "completed" and kinds[-2] == "validation"
+    assert kinds.index("tool_call") < kinds.index("retrieval") < kinds.index("answer_delta")
+    assert "citation" in kinds
+    tool_call = events[kinds.index("tool_call")].tool_call
+    assert tool_call.name == "retrieval_tool" and "grounded" in tool_call.arguments
+
+    retrieved = {c.chunk.chunk_id for e in events if e.HasField("retrieval") for c in e.retrieval.chunks}
+    response = events[-1].completed.response
+    streamed = "".join(e.answer_delta.text for e in events if e.HasField("answer_delta"))
+    assert streamed.startswith(response.answer[:50]) and len(response.answer) <= 2000
+    assert response.sources and all(s.chunk_id in retrieved for s in response.sources)
+    assert all(f"[{s.index}]" in response.answer for s in response.sources)
+    assert all(s.source_url.startswith(BASE_URL) for s in response.sources)
+    assert response.model == "offline-extractive" and not response.cached
+    assert (
+        response.session_id == events[0].started.session_id
+        and response.query_id == events[0].started.query_id
+    )
+    assert response.grounding.status == agent_pb2.VALIDATION_STATUS_VALIDATED
+    assert response.grounding.is_grounded and response.grounding.claims >= 1
+    assert 0 < response.confidence <= 1
+    assert response.query_type == agent_pb2.QUERY_TYPE_CONCEPTUAL
+    t = response.timings
+    assert t.total_ms >= t.retrieval_ms > 0 and t.validation_ms > 0 and t.first_delta_ms > 0
+    assert response.steps[0].name == "retrieval_tool" and response.steps[0].duration_ms > 0
+
+
+async def test_sessions_keep_history_per_user_and_end(book):
+    opening = "What does the retrieval service do?"
+    first = (await book.agent.Ask(agent_pb2.AskRequest(query=opening, user_id="bob"), timeout=60)).response
+    session_id = first.session_id
+    second = (
+        await book.agent.Ask(
+            agent_pb2.AskRequest(query="What is a collection?", user_id="bob", session_id=session_id),
+            timeout=60,
+        )
+    ).response
+    assert second.session_id == session_id
+
+    session = (
+        await book.agent.GetSession(agent_pb2.GetSessionRequest(session_id=session_id, user_id="bob"))
+    ).session
+    assert [t.query for t in session.turns] == [opening, "What is a collection?"]
+    assert session.state == agent_pb2.SESSION_STATE_ACTIVE and session.turn_count == 2
+    assert session.turns[0].tool_calls[0].name == "retrieval_tool" and session.turns[0].tool_calls[0].output
+
+    for call in (
+        book.agent.GetSession(agent_pb2.GetSessionRequest(session_id=session_id, user_id="mallory")),
+        book.agent.EndSession(agent_pb2.EndSessionRequest(session_id=session_id, user_id="mallory")),
+        book.agent.Ask(agent_pb2.AskRequest(query="hi there", session_id=session_id, user_id="mallory")),
+    ):
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await call
+        assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    listed = await book.agent.ListSessions(agent_pb2.ListSessionsRequest(user_id="mallory"))
+    assert session_id not in {s.session_id for s in listed.sessions}
+    listed = await book.agent.ListSessions(agent_pb2.ListSessionsRequest(user_id="bob"))
+    assert session_id in {s.session_id for s in listed.sessions}
+
+    ended = await book.agent.EndSession(agent_pb2.EndSessionRequest(session_id=session_id, user_id="bob"))
+    assert ended.session.state == agent_pb2.SESSION_STATE_TERMINATED
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await book.agent.Ask(agent_pb2.AskRequest(query=QUESTION, session_id=session_id, user_id="bob"))
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+async def test_a_repeated_question_outside_a_session_is_served_from_the_cache(book):
+    question = "Which vector store does Glossator use?"
+    first = (await book.agent.Ask(agent_pb2.AskRequest(query=question), timeout=60)).response
+    second = (await book.agent.Ask(agent_pb2.AskRequest(query=question), timeout=60)).response
+    assert not first.cached and second.cached
+    assert second.answer == first.answer and second.session_id != first.session_id
+    in_session = (
+        await book.agent.Ask(agent_pb2.AskRequest(query=question, session_id=second.session_id), timeout=60)
+    ).response
+    assert not in_session.cached
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"query": ""}, "query"),
+        ({"query": "x" * 1001}, "query"),
+        ({"query": "ok", "session_id": "not-a-uuid"}, "session_id"),
+        ({"query": "ok", "selected_text": "y" * 5001}, "selected_text"),
+        ({"query": "ok", "top_k": 21}, "top_k"),
+        ({"query": "ok", "min_relevance": -0.5}, "min_relevance"),
+        ({"query": "ok", "collection": "../etc"}, "collection"),
+    ],
+)
+async def test_bad_questions_are_invalid_argument(book, fields, field):
+    for call in (book.agent.Ask(agent_pb2.AskRequest(**fields)), _stream(book.agent, **fields)):
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await call
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert field in field_violations(caught.value)
+
+
+async def test_unknown_session_is_not_found(book):
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await book.agent.Ask(agent_pb2.AskRequest(query=QUESTION, session_id=str(uuid.uuid4())))
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+async def _agent(tmp_path, retrieval_target: str, validation_target: str, model=None, **overrides):
+    settings = AgentSettings(
+        port=0,
+        data_dir=tmp_path,
+        retrieval_target=retrieval_target,
+        validation_target=validation_target,
+        validation_timeout_seconds=2,
+        **overrides,
+    )
+    return await build_server(settings, model=model)
+
+
+async def test_validation_down_still_delivers_the_answer_marked_unavailable(book, tmp_path):
+    server, port = await _agent(tmp_path, f"127.0.0.1:{book.servers['retrieval'].port}", "127.0.0.1:9")
+    await server.start()
+    try:
+        async with make_channel(f"127.0.0.1:{port}") as channel:
+            reply = await agent_pb2_grpc.AgentServiceStub(channel).Ask(
+                agent_pb2.AskRequest(query=QUESTION), timeout=60
+            )
+        assert reply.response.answer and reply.response.sources
+        assert reply.response.grounding.status == agent_pb2.VALIDATION_STATUS_UNAVAILABLE
+    finally:
+        await server.stop(grace=0)
+
+
+async def test_retrieval_down_reaches_the_user_as_a_tool_error_event(book, tmp_path):
+    server, port = await _agent(tmp_path, "127.0.0.1:9", f"127.0.0.1:{book.servers['validation'].port}")
+    await server.start()
+    try:
+        async with make_channel(f"127.0.0.1:{port}") as channel:
+            events = await _stream(agent_pb2_grpc.AgentServiceStub(channel), query=QUESTION)
+        errors = [e.tool_error for e in events if e.HasField("tool_error")]
+        assert errors and "UNAVAILABLE" in errors[0].message
+        response = events[-1].completed.response
+        assert response.not_covered and not response.sources and response.answer
+    finally:
+        await server.stop(grace=0)
+
+
+async def test_enforce_policy_replaces_an_unsupported_answer(book, tmp_path):
+    model = ScriptedModel(
+        [
+            [function_call("retrieval_tool", {"query": "grounding"}, call_id="c1")],
+            [assistant_message("Glossator was first released in 1846 by Queen Victoria [1].")],
+        ]
+    )
+    server, port = await _agent(
+        tmp_path,
+        f"127.0.0.1:{book.servers['retrieval'].port}",
+        f"127.0.0.1:{book.servers['validation'].port}",
+        model=model,
+        validation_policy="enforce",
+    )
+    await server.start()
+    try:
+        async with make_channel(f"127.0.0.1:{port}") as channel:
+            events = await _stream(
+                agent_pb2_grpc.AgentServiceStub(channel), query="When was Glossator released?"
+            )
+        verdict = next(e.validation for e in events if e.HasField("validation"))
+        assert not verdict.is_grounded
+        assert any("1846" in claim.reason for claim in verdict.claims)
+        response = events[-1].completed.response
+        assert response.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED
+        assert "1846" not in response.answer and "does not support" in response.answer
+        assert response.not_covered
+    finally:
+        await server.stop(grace=0)
