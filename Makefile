@@ -50,7 +50,7 @@ readme-config: setup
 	$(PY) -m services.common.config_doc README.md
 
 bench: setup
-	$(PY) bench/run_all.py
+	$(PY) -m bench.run_all
 
 clean:
 	rm -rf $(VENV) .glossator .pytest_cache .ruff_cache
