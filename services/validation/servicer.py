@@ -24,7 +24,7 @@ class ValidationServicer(validation_pb2_grpc.ValidationServiceServicer):
         self._check_request(request)
         start = time.perf_counter()
         context_chunks = [
-            ContextChunk(chunk_id=chunk.chunk_id or str(i + 1), text=chunk.text)
+            ContextChunk(chunk_id=chunk.chunk_id or str(i + 1), text=chunk.text, source_url=chunk.source_url)
             for i, chunk in enumerate(request.context)
         ]
         threshold = request.threshold if request.HasField("threshold") else None

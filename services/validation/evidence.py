@@ -1,0 +1,94 @@
+"""The context as evidence: chunks cut into passages, and the passage that best covers a claim.
+
+A passage is a window of one to a few consecutive sentences of one chunk: small enough that a
+claim whose words are spread over a whole chunk (a recombination of facts) does not look
+supported, large enough for a claim that merges two adjacent sentences.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from services.validation.text import Analysis, sentence_spans
+
+
+@dataclass(frozen=True)
+class Passage:
+    """Sentences [first, last) of one chunk, with the union of their words."""
+
+    chunk_index: int
+    first: int
+    last: int
+    terms: frozenset[str]
+    bigrams: frozenset[tuple[str, str]]
+    negations: frozenset[str]
+
+
+class ChunkEvidence:
+    """One context chunk, analysed once per check and shared by every claim."""
+
+    def __init__(self, index: int, text: str, window_sentences: int, phrase_gap: int) -> None:
+        self.index = index
+        self.analysis = Analysis(text)
+        self.sentences = [text[a:b] for a, b in sentence_spans(text)] or [text]
+        self._window_sentences = window_sentences
+        self._phrase_gap = phrase_gap
+
+    @cached_property
+    def passages(self) -> list[Passage]:
+        analysed = [Analysis(sentence) for sentence in self.sentences]
+        passages = []
+        for size in range(1, min(self._window_sentences, len(analysed)) + 1):
+            for first in range(len(analysed) - size + 1):
+                window = analysed[first : first + size]
+                passages.append(
+                    Passage(
+                        self.index,
+                        first,
+                        first + size,
+                        frozenset().union(*(a.term_set for a in window)),
+                        frozenset().union(*(a.ordered_pairs(self._phrase_gap) for a in window)),
+                        frozenset().union(*(a.negations for a in window)),
+                    )
+                )
+        return passages
+
+
+@dataclass(frozen=True)
+class PassageMatch:
+    """How well one passage covers a claim's content words and adjacent word pairs."""
+
+    passage: Passage
+    novel_terms: frozenset[str]  # nowhere in the chunk
+    outside_terms: frozenset[str]  # in the chunk, but not in this passage
+    missing_bigrams: frozenset[tuple[str, str]]  # adjacent claim words not in order in this passage
+
+    @property
+    def misses(self) -> int:
+        return len(self.novel_terms) + len(self.outside_terms) + len(self.missing_bigrams)
+
+    @property
+    def phrase_supported(self) -> bool:
+        """Every content word and every adjacent pair of them is in this one passage."""
+        return self.misses == 0
+
+
+def rank_passages(claim: Analysis, chunk: ChunkEvidence) -> list[PassageMatch]:
+    """The chunk's passages, best coverage first; among equals the shorter passage wins."""
+    novel = claim.term_set - chunk.analysis.term_set
+    matches = [
+        PassageMatch(
+            passage,
+            novel,
+            claim.term_set - passage.terms - novel,
+            claim.bigrams - passage.bigrams,
+        )
+        for passage in chunk.passages
+    ]
+    return sorted(matches, key=lambda m: (m.misses, m.passage.last - m.passage.first, m.passage.first))
+
+
+def mentions_anything(claim: Analysis, chunk: ChunkEvidence) -> bool:
+    """Cheap pre-filter: a chunk sharing no word and no number with a claim cannot support it."""
+    return bool(claim.term_set & chunk.analysis.term_set or claim.numbers & chunk.analysis.numbers)

@@ -1,0 +1,83 @@
+"""Hard checks: numbers, dates, names and negations that similarity alone would miss."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.validation.checks import missing_names, missing_numbers, unmatched_negations
+from services.validation.evidence import ChunkEvidence, rank_passages
+from services.validation.grounding import ContextChunk
+from services.validation.text import Analysis
+
+CONTEXT = (
+    "Arthur's Magazine (1844–1846) was an American literary periodical published in Philadelphia. "
+    "It sold 2,466 copies of its third issue on March 2, 1845. "
+    "The International Criminal Court opened an inquiry in Kenya. "
+    "The editor never met Edgar Allan Poe."
+)
+
+
+def chunk() -> ChunkEvidence:
+    return ChunkEvidence(0, CONTEXT, window_sentences=1, phrase_gap=2)
+
+
+@pytest.mark.parametrize(
+    ("claim", "missing"),
+    [
+        ("The magazine closed in 1846.", []),
+        ("The magazine closed in 1864.", ["1864"]),
+        ("It sold 2466 copies of the 3rd issue.", []),  # thousands separator and ordinal folded
+        ("It sold five thousand copies.", ["1000", "5"]),
+        ("The issue appeared on March 5, 1845.", ["5"]),
+    ],
+)
+def test_numbers_and_dates_must_be_stated(claim, missing):
+    assert missing_numbers(Analysis(claim), chunk()) == missing
+
+
+@pytest.mark.parametrize(
+    ("claim", "missing"),
+    [
+        ("Arthur's Magazine was based in Philadelphia.", []),
+        ("Arthur's Magazine was based in Mumbai.", ["Mumbai"]),
+        ("The issue appeared in April 1845.", ["April"]),
+        ("The ICC opened an inquiry.", []),  # acronym of a capitalised run
+        ("The inquiry concerns Kenyan crimes.", []),  # derived form of a name
+        ("Researchers praised the magazine.", []),  # an ordinary sentence-initial word
+        ("Salil Shetty praised the magazine.", ["Salil", "Shetty"]),
+    ],
+)
+def test_capitalised_names_must_be_mentioned(claim, missing):
+    assert missing_names(Analysis(claim), chunk()) == missing
+
+
+@pytest.mark.parametrize(
+    ("claim", "missing"),
+    [
+        ("The magazine was never published in Philadelphia.", ["never"]),
+        ("The editor did not meet Poe.", []),  # its passage negates too ("never met")
+        ("The editor met Edgar Allan Poe.", []),  # only the claim's negations are checked
+    ],
+)
+def test_a_negation_must_appear_in_a_supporting_passage(claim, missing):
+    analysis = Analysis(claim)
+    best_passage = rank_passages(analysis, chunk())[0].passage
+    assert unmatched_negations(analysis, [best_passage]) == missing
+
+
+def test_a_leading_no_answers_a_question_and_is_no_negation():
+    assert Analysis("No, the magazine was American.").negations == frozenset()
+    assert Analysis("The magazine was not American.").negations == frozenset({"not"})
+
+
+async def test_reasons_name_the_failed_check(checker):
+    context = [ContextChunk("c1", CONTEXT)]
+    cases = {
+        "Arthur's Magazine was published in Philadelphia from 1844 to 1864.": "number 1864 not in context",
+        "Arthur's Magazine was published in Boston.": "name 'Boston' not in context",
+        "Arthur's Magazine was not published in Philadelphia.": "negation 'not' not in the supporting passages",
+    }
+    for answer, reason in cases.items():
+        result = await checker.check("", answer, context, [], None)
+        assert not result.is_grounded
+        assert result.claims[0].reason.startswith(reason)

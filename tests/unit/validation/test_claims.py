@@ -1,0 +1,89 @@
+"""Claim splitting: sentences, clauses, citation markers and offsets into the original answer."""
+
+from __future__ import annotations
+
+from services.validation.claims import find_citations, split_claims, strip_citations
+
+
+def test_offsets_point_into_the_original_answer():
+    answer = "Arthur's Magazine was founded in 1844 [1].  It was published in Philadelphia [2]."
+    claims = split_claims(answer)
+    assert [c.text for c in claims] == [
+        "Arthur's Magazine was founded in 1844.",
+        "It was published in Philadelphia.",
+    ]
+    for claim in claims:
+        assert strip_citations(answer[claim.start : claim.end]) == claim.text
+    assert answer[claims[1].start : claims[1].end] == "It was published in Philadelphia [2]."
+
+
+def test_citation_markers_in_all_three_forms():
+    answer = "Born in 1846 [1]. Moved to Paris [2][3]. Died in London [1, 3]."
+    assert [c.citations for c in split_claims(answer)] == [[1], [2, 3], [1, 3]]
+    assert [m.number for m in find_citations(answer)] == [1, 2, 3, 1, 3]
+
+
+def test_marker_after_the_period_belongs_to_the_sentence_before():
+    claims = split_claims("He won the race.[2] She came second.")
+    assert [(c.text, c.citations) for c in claims] == [("He won the race.", [2]), ("She came second.", [])]
+
+
+def test_clauses_joined_by_and_with_their_own_verbs_are_separate_claims():
+    answer = "He was born in Paris in 1846 [1] and he died in London in 1901 [2]."
+    claims = split_claims(answer)
+    assert [(c.text, c.citations) for c in claims] == [
+        ("He was born in Paris in 1846", [1]),
+        ("he died in London in 1901.", [2]),
+    ]
+    assert answer[claims[1].start : claims[1].end] == "he died in London in 1901 [2]."
+
+
+def test_a_trailing_marker_vouches_for_every_clause_of_its_sentence():
+    claims = split_claims("The band formed in Leeds and released four albums [3].")
+    assert [(c.text, c.citations) for c in claims] == [
+        ("The band formed in Leeds", [3]),
+        ("released four albums.", [3]),
+    ]
+
+
+def test_and_inside_a_list_or_a_name_does_not_split():
+    for sentence in (
+        "Israel and the United States opposed the move.",
+        "She studied physics and chemistry at Oxford.",
+        "Tom and Jerry is a cartoon series.",
+    ):
+        assert [c.text for c in split_claims(sentence)] == [sentence]
+
+
+def test_semicolon_separates_statements():
+    assert [c.text for c in split_claims("The first print sold out; critics praised it.")] == [
+        "The first print sold out",
+        "critics praised it.",
+    ]
+
+
+def test_abbreviations_initials_and_decimals_do_not_end_sentences():
+    answer = (
+        "Lt. Col. Jean-Marc Menichini told the U.S. press that J. K. Rowling paid 6.5 million. Then he left."
+    )
+    assert len(split_claims(answer)) == 2
+
+
+def test_passages_glued_without_a_space_are_two_sentences():
+    answer = "It was published in the 19th century.First for Women is a magazine."
+    assert [c.text for c in split_claims(answer)] == [
+        "It was published in the 19th century.",
+        "First for Women is a magazine.",
+    ]
+
+
+def test_questions_and_bare_markers_are_not_claims():
+    claims = split_claims("Did he win? He won in 1990 [1]. [2]")
+    assert [c.text for c in claims] == ["He won in 1990."]
+    assert [c.sentence for c in claims] == [1]
+
+
+def test_list_items_are_claims_without_their_bullets():
+    answer = "Key facts:\n- It opened in 1902.\n- It closed in 1950 [1]."
+    texts = [c.text for c in split_claims(answer)]
+    assert texts == ["Key facts:", "It opened in 1902.", "It closed in 1950."]

@@ -1,0 +1,126 @@
+"""Response-level figures of the offline checker: score, citations, spans, notes, regimes."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.validation.grounding import ContextChunk, GroundingConfig, OfflineChecker
+
+CONTEXT = [
+    ContextChunk(
+        "lighthouse",
+        "The Hook Head lighthouse was built in 1902 by the Irish Lights board. "
+        "It was automated in 1950, and its last keeper left that year.",
+        source_url="https://example.org/lighthouse",
+    ),
+    ContextChunk(
+        "harbour",
+        "The harbour of Dunmore East was completed in 1825. Fishing boats still land herring there.",
+    ),
+]
+
+
+async def test_a_cited_supported_answer(checker):
+    answer = "The Hook Head lighthouse was built in 1902 [1]. The harbour was completed in 1825 [2]."
+    result = await checker.check("", answer, CONTEXT, [], None)
+    assert result.is_grounded and result.grounding_score == 1.0
+    assert (result.citations_found, result.citations_valid) == (2, 2)
+    assert [(c.best_chunk_index, c.best_chunk_id) for c in result.claims] == [
+        (0, "lighthouse"),
+        (1, "harbour"),
+    ]
+    assert result.content_match_score == 1.0
+    assert result.checker == "offline"
+    assert result.notes == []
+
+
+async def test_grounding_score_is_the_length_weighted_share_of_supported_claims(checker):
+    supported = "The Hook Head lighthouse was built in 1902 by the Irish Lights board."
+    unsupported = "It was painted red in 1975."
+    result = await checker.check("", f"{supported} {unsupported}", CONTEXT, [], None)
+    assert [c.supported for c in result.claims] == [True, False]
+    assert result.grounding_score == pytest.approx(len(supported) / (len(supported) + len(unsupported)))
+    assert result.is_grounded  # 0.72 >= the default threshold 0.45
+    strict = await checker.check("", f"{supported} {unsupported}", CONTEXT, [], 0.9)
+    assert (strict.is_grounded, strict.threshold) == (False, 0.9)
+
+
+async def test_unsupported_spans_point_into_the_answer(checker):
+    answer = "The lighthouse was built in 1902 [1]. Its keeper was Thomas Walsh [1]."
+    result = await checker.check("", answer, CONTEXT, [], None)
+    [span] = result.unsupported_spans
+    assert answer[span.start : span.end] == span.text == "Its keeper was Thomas Walsh [1]."
+    assert span.reason == "name 'Thomas' not in context; name 'Walsh' not in context"
+    assert result.citations_valid == 1
+    assert "citation [1] does not support: “Its keeper was Thomas Walsh.”" in result.notes
+
+
+async def test_citations_pointing_nowhere_are_noted(checker):
+    answer = "The lighthouse was built in 1902 [1, 7]."
+    result = await checker.check("", answer, CONTEXT, [], None)
+    assert (result.citations_found, result.citations_valid) == (2, 1)
+    assert "citation [7] points nowhere (2 context chunks)" in result.notes
+
+
+async def test_a_citation_to_the_wrong_chunk_is_not_valid(checker):
+    result = await checker.check("", "The harbour was completed in 1825 [1].", CONTEXT, [], None)
+    assert result.is_grounded  # chunk 2 supports it
+    assert result.citations_valid == 0
+    assert result.claims[0].best_chunk_id == "harbour"
+
+
+async def test_expected_sources_that_are_not_cited_are_noted(checker):
+    answer = "The harbour was completed in 1825 [2]."
+    result = await checker.check("", answer, CONTEXT, ["https://example.org/lighthouse", "harbour"], None)
+    assert result.notes == ["expected source https://example.org/lighthouse is not cited"]
+
+
+async def test_a_direct_answer_may_leave_out_words_between_its_phrases(checker):
+    result = await checker.check("", "The harbour was completed in 1825.", CONTEXT, [], None)
+    assert result.is_grounded  # "The harbour of Dunmore East was completed in 1825."
+
+
+async def test_a_direct_answer_must_keep_the_order_of_its_words(checker):
+    result = await checker.check("", "The Irish Lights board was built by the lighthouse.", CONTEXT, [], None)
+    assert not result.is_grounded
+    assert result.claims[0].reason.endswith("not stated together in context")
+
+
+async def test_content_match_is_the_share_of_answer_words_in_the_context(checker):
+    result = await checker.check("", "The lighthouse keeper loved poetry.", CONTEXT, [], None)
+    assert result.content_match_score == pytest.approx(2 / 4)  # lighthouse, keeper of 4 words
+
+
+async def test_a_direct_answer_must_not_recombine_facts(checker):
+    # Every word is in the first chunk, but the year belongs to the automation, not the building.
+    result = await checker.check("", "The lighthouse was automated in 1902.", CONTEXT, [], None)
+    assert not result.is_grounded
+    assert result.claims[0].reason == "not in the same passage: automated"
+
+
+async def test_a_claim_with_nothing_to_check_is_supported(checker):
+    result = await checker.check("Was it built in 1902?", "Yes.", CONTEXT, [], None)
+    assert result.is_grounded
+    assert result.claims[0].reason == "nothing to check"
+
+
+async def test_a_direct_answer_supported_phrase_by_phrase_needs_no_embedding(checker, counting_model):
+    result = await checker.check("When?", "It was automated in 1950.", CONTEXT, [], None)
+    assert result.is_grounded
+    assert counting_model.calls == []
+
+
+async def test_a_longer_answer_embeds_claims_and_sentences_in_one_call(checker, counting_model):
+    answer = "The lighthouse dates from 1902 [1]. Keepers stayed until 1950 [1]. Boats land herring [2]."
+    result = await checker.check("", answer, CONTEXT, [], None)
+    assert result.is_grounded
+    [texts] = counting_model.calls
+    assert texts[:3] == [c.text for c in result.claims]
+    assert "Fishing boats still land herring there." in texts
+
+
+async def test_the_threshold_comes_from_the_config(counting_model):
+    checker = OfflineChecker(GroundingConfig(threshold=1.0), counting_model)
+    answer = "The lighthouse was built in 1902. It was painted red in 1975."
+    result = await checker.check("", answer, CONTEXT, [], None)
+    assert (result.threshold, result.is_grounded) == (1.0, False)
