@@ -26,7 +26,9 @@ def config_reference(settings_classes: dict[str, type[BaseSettings]]) -> str:
     for title, settings_class in settings_classes.items():
         prefix = settings_class.model_config.get("env_prefix", "")
         rows = list(_rows(settings_class, prefix))
-        parts.append("\n".join([f"#### {title}", "", "| variable | default | meaning |", "|---|---|---|", *rows]))
+        parts.append(
+            "\n".join([f"#### {title}", "", "| variable | default | meaning |", "|---|---|---|", *rows])
+        )
     return "\n\n".join(parts) + "\n"
 
 

@@ -31,6 +31,4 @@ def test_readme_configuration_reference_matches_the_settings_classes():
     start, end = "<!-- config:start -->\n", "<!-- config:end -->"
     assert start in readme and end in readme
     documented = readme.split(start, 1)[1].split(end, 1)[0]
-    assert documented == config_reference(_settings_classes()), (
-        "run `make readme-config`"
-    )
+    assert documented == config_reference(_settings_classes()), "run `make readme-config`"
