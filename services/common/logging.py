@@ -21,7 +21,8 @@ def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        # sys.stderr is looked up per logger, not captured now: it may be replaced later (tests do).
+        logger_factory=lambda *_args: structlog.PrintLogger(sys.stderr),
         cache_logger_on_first_use=False,
     )
     logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s %(message)s")
