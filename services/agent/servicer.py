@@ -7,7 +7,6 @@ import uuid
 from collections.abc import AsyncIterator
 
 import grpc
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from glossator.v1 import agent_pb2, agent_pb2_grpc, validation_pb2
 from services.agent.config import AgentSettings
@@ -23,8 +22,8 @@ from services.agent.conversation import (
 from services.agent.events import AnswerDelta, Citation, RetrievalResults, ToolCall, ToolError
 from services.agent.query_type import QueryType
 from services.agent.sessions import Session, SessionState, SessionStore, Source, Turn
-from services.common.errors import InvalidArgument, Violations
-from services.retrieval.store.base import check_collection_name
+from services.common.errors import Violations
+from services.common.wire import collection_name, timestamp
 
 ANONYMOUS = "anonymous"
 MAX_USER_ID_CHARS = 128
@@ -115,11 +114,7 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         v.in_range("top_k", top_k, 1, 20)
         if request.HasField("min_relevance"):
             v.in_range("min_relevance", request.min_relevance, 0.0, 1.0)
-        collection = request.collection or "default"
-        try:
-            check_collection_name(collection)
-        except InvalidArgument as error:
-            v.items.extend(error.violations)
+        requested_collection = collection_name(request.collection, v)
         v.check(
             len(request.user_context) <= MAX_USER_CONTEXT_ENTRIES,
             "user_context",
@@ -136,7 +131,7 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
             query=query,
             user_id=user_id,
             session_id=request.session_id.lower(),
-            collection=collection,
+            collection=requested_collection,
             selected_text=request.selected_text.strip(),
             top_k=top_k,
             min_relevance=request.min_relevance if request.HasField("min_relevance") else None,
@@ -172,12 +167,6 @@ def _session_ref(session_id: str, user_id: str) -> tuple[str, str]:
     user = _user_id(user_id, v)
     v.raise_if_any()
     return session_id.lower(), user
-
-
-def _timestamp(moment) -> Timestamp:
-    stamp = Timestamp()
-    stamp.FromDatetime(moment)
-    return stamp
 
 
 def to_source(source: Source) -> agent_pb2.Source:
@@ -269,8 +258,8 @@ def to_response(outcome: Outcome) -> agent_pb2.Response:
         ),
         session_id=outcome.session_id,
         query_id=outcome.query_id,
-        started_at=_timestamp(outcome.started_at),
-        completed_at=_timestamp(outcome.completed_at),
+        started_at=timestamp(outcome.started_at),
+        completed_at=timestamp(outcome.completed_at),
         model=outcome.model,
         cached=outcome.cached,
         not_covered=outcome.not_covered,
@@ -292,7 +281,7 @@ def to_turn(turn: Turn) -> agent_pb2.Turn:
         ],
         user_context=turn.user_context,
         selected_text=turn.selected_text,
-        created_at=_timestamp(turn.created_at),
+        created_at=timestamp(turn.created_at),
     )
 
 
@@ -301,8 +290,8 @@ def to_session(session: Session) -> agent_pb2.Session:
         session_id=session.session_id,
         user_id=session.user_id,
         state=_SESSION_STATES[session.state],
-        created_at=_timestamp(session.created_at),
-        last_active_at=_timestamp(session.last_active_at),
+        created_at=timestamp(session.created_at),
+        last_active_at=timestamp(session.last_active_at),
         turn_count=session.turn_count,
         turns=[to_turn(t) for t in session.turns],
         collection=session.collection,

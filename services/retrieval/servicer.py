@@ -6,10 +6,10 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import grpc
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.common.errors import InvalidArgument, Violations
+from services.common.wire import collection_name, timestamp
 from services.retrieval.config import RetrievalSettings
 from services.retrieval.indexer import DocumentOutcome, Indexer, IngestTotals
 from services.retrieval.ingest import SourceDocument, SourceError
@@ -21,9 +21,7 @@ from services.retrieval.store import (
     SearchMode,
     VectorStore,
 )
-from services.retrieval.store.base import check_collection_name
 
-DEFAULT_COLLECTION = "default"
 FILTER_KEYS = ("source_url_prefix", "source_path_prefix", "section", "document_id")
 _MODES = {
     common_pb2.SEARCH_MODE_UNSPECIFIED: SearchMode.HYBRID,
@@ -45,15 +43,6 @@ _STATUSES = {
     "failed": retrieval_pb2.DOCUMENT_STATUS_FAILED,
     "deleted": retrieval_pb2.DOCUMENT_STATUS_DELETED,
 }
-
-
-def _collection(name: str, violations: Violations) -> str:
-    name = name or DEFAULT_COLLECTION
-    try:
-        return check_collection_name(name)
-    except InvalidArgument as error:
-        violations.items.extend(error.violations)
-        return name
 
 
 class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
@@ -87,7 +76,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     def _search_query(self, request: retrieval_pb2.SearchRequest) -> SearchQuery:
         s = self._settings
         v = Violations()
-        collection = _collection(request.collection, v)
+        collection = collection_name(request.collection, v)
         text = v.text("query", request.query, max_chars=s.max_query_chars)
         top_k = request.top_k or s.default_top_k
         v.in_range("top_k", top_k, 1, 20)
@@ -126,7 +115,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             return
         options = first.options if first.HasField("options") else retrieval_pb2.IngestOptions()
         v = Violations()
-        collection = _collection(options.collection, v)
+        collection = collection_name(options.collection, v)
         v.raise_if_any()
         pending = [first] if first.HasField("document") else []
         items = self._source_documents(pending, requests)
@@ -159,7 +148,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: retrieval_pb2.ListDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> retrieval_pb2.ListDocumentsResponse:
         v = Violations()
-        collection = _collection(request.collection, v)
+        collection = collection_name(request.collection, v)
         page_size = request.page_size or 100
         v.in_range("page_size", page_size, 1, 1000)
         v.raise_if_any()
@@ -174,7 +163,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: retrieval_pb2.DeleteDocumentsRequest, context: grpc.aio.ServicerContext
     ) -> retrieval_pb2.DeleteDocumentsResponse:
         v = Violations()
-        collection = _collection(request.collection, v)
+        collection = collection_name(request.collection, v)
         ids = [i for i in request.document_ids if i.strip()]
         v.check(bool(ids), "document_ids", "at least one document id is required")
         v.check(len(ids) <= 1000, "document_ids", "at most 1000 ids per call")
@@ -191,7 +180,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self, request: retrieval_pb2.StatsRequest, context: grpc.aio.ServicerContext
     ) -> retrieval_pb2.StatsResponse:
         v = Violations()
-        collection = _collection(request.collection, v)
+        collection = collection_name(request.collection, v)
         v.raise_if_any()
         info = await asyncio.to_thread(self._store.collection_info, collection)
         collections = await asyncio.to_thread(self._store.list_collections)
@@ -226,12 +215,6 @@ def _source_document(document: retrieval_pb2.Document) -> SourceDocument | Sourc
     )
 
 
-def _timestamp(moment) -> Timestamp:
-    stamp = Timestamp()
-    stamp.FromDatetime(moment)
-    return stamp
-
-
 def _scored_chunk(hit: SearchHit, rank: int) -> common_pb2.ScoredChunk:
     chunk = hit.chunk
     return common_pb2.ScoredChunk(
@@ -249,7 +232,7 @@ def _scored_chunk(hit: SearchHit, rank: int) -> common_pb2.ScoredChunk:
             text=chunk.text,
             content_hash=chunk.content_hash,
             token_count=chunk.token_count,
-            indexed_at=_timestamp(chunk.indexed_at),
+            indexed_at=timestamp(chunk.indexed_at),
         ),
         rank=rank,
         relevance=hit.relevance,
@@ -290,5 +273,5 @@ def _document_info(record: DocumentRecord) -> retrieval_pb2.DocumentInfo:
         title=record.title,
         chunk_count=record.chunk_count,
         content_hash=record.content_hash,
-        indexed_at=_timestamp(record.indexed_at),
+        indexed_at=timestamp(record.indexed_at),
     )

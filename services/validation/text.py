@@ -6,6 +6,7 @@ sentence of every chunk lexically and keep the embedding model for what needs it
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -253,11 +254,37 @@ def capitalised_words(text: str) -> list[tuple[str, int]]:
     return found
 
 
+# Lines that start a block of their own (list item, quote, table row, heading) rather than
+# continue the paragraph above them.
+_BLOCK_START_RE = re.compile(r"\s*(?:[-*+>|#]|\d+[.)]\s)")
+
+
+def unwrap_soft_breaks(text: str) -> str:
+    """The text with Markdown soft wraps (a line break inside a paragraph) turned into spaces.
+
+    Same length as the input, so offsets found in the result hold in the original.
+    """
+    lines = text.split("\n")
+    joined = [lines[0]]
+    for previous, line in itertools.pairwise(lines):
+        soft = (
+            previous.strip()
+            and line.strip()
+            and not previous.lstrip().startswith("#")
+            and not _BLOCK_START_RE.match(line)
+        )
+        joined.append((" " if soft else "\n") + line)
+    return "".join(joined)
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence or line, trimmed of surrounding whitespace and list bullets."""
+    """(start, end) of each sentence or line, trimmed of surrounding whitespace and list bullets.
+
+    A soft wrap inside a paragraph does not end a sentence.
+    """
     spans = []
     start = 0
-    for match in SENTENCE_END_RE.finditer(text):
+    for match in SENTENCE_END_RE.finditer(unwrap_soft_breaks(text)):
         if match.group().strip() and _ends_with_abbreviation(text, match.start()):
             continue
         spans.append((start, match.end()))

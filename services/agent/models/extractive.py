@@ -35,8 +35,6 @@ Embed = Callable[[list[str]], np.ndarray]
 
 # A passage header in the retrieval tool's output: "[3] Title > Section (https://...)".
 _HEADER_RE = re.compile(r"^\[(\d{1,4})\] (.*)$", re.MULTILINE)
-# Lines that start a block of their own rather than continue a paragraph.
-_BLOCK_START_RE = re.compile(r"\s*(?:[-*+>|#]|\d+[.)]\s)")
 _FENCE_RE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _NUMBER_RE = re.compile(r"\d")
 _YEAR_OR_MONTH_RE = re.compile(
@@ -117,30 +115,14 @@ def parse_passages(tool_output: str) -> list[Passage]:
     return passages
 
 
-def _unwrap(text: str) -> str:
-    """Joins Markdown soft wraps: a line break inside a paragraph does not end its sentence."""
-    lines: list[str] = []
-    for line in text.split("\n"):
-        previous = lines[-1] if lines else ""
-        if (
-            previous.strip()
-            and line.strip()
-            and not previous.lstrip().startswith("#")
-            and not _BLOCK_START_RE.match(line)
-        ):
-            lines[-1] = f"{previous.rstrip()} {line.lstrip()}"
-        else:
-            lines.append(line)
-    return "\n".join(lines)
-
-
 def sentences_of(text: str) -> list[str]:
     """Prose sentences of a passage: code blocks, headings and fragments of a few words are left out."""
-    prose = _unwrap(_FENCE_RE.sub("\n", text))
+    prose = _FENCE_RE.sub("\n", text)
     found = []
     for start, end in sentence_spans(prose):
         sentence = prose[start:end].strip()
-        if sentence.startswith("#") or len(sentence.split()) < _MIN_SENTENCE_WORDS:
+        # A line ending in ":" introduces a list; on its own it answers nothing.
+        if sentence.startswith("#") or sentence.endswith(":") or len(sentence.split()) < _MIN_SENTENCE_WORDS:
             continue
         found.append(" ".join(sentence.split()))
     return found

@@ -7,7 +7,6 @@ safe to call from several threads at once.
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,16 +16,13 @@ from enum import StrEnum
 import numpy as np
 
 from services.common.errors import FieldViolation, InvalidArgument
-
-# Collection names double as directory names (edge) and Qdrant collection names (server).
-_COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
+from services.common.wire import COLLECTION_NAME, COLLECTION_RULE
 
 
 def check_collection_name(name: str) -> str:
     """Returns the name, or raises InvalidArgument on the `collection` field."""
-    if not _COLLECTION_NAME.fullmatch(name):
-        description = "1-63 letters, digits, '_' or '-', starting with a letter or digit"
-        raise InvalidArgument([FieldViolation("collection", description)])
+    if not COLLECTION_NAME.fullmatch(name):
+        raise InvalidArgument([FieldViolation("collection", COLLECTION_RULE)])
     return name
 
 
