@@ -80,6 +80,7 @@ def add_parser(commands) -> None:
         "--limit", type=int, default=0, help="questions to ask, spread over the file (0: all)"
     )
     answers.add_argument("--collection", default=EVAL_COLLECTION, help="collection the paragraphs go into")
+    answers.add_argument("--top-k", type=int, default=5, help="chunks the agent retrieves, 1-20")
     answers.add_argument("--concurrency", type=int, default=4)
     answers.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     answers.add_argument(
