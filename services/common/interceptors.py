@@ -10,6 +10,7 @@ never with the exception text.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -122,43 +123,38 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
         )
 
 
+@contextlib.asynccontextmanager
+async def _observed(service: str, method: str, context: grpc.aio.ServicerContext) -> AsyncIterator[None]:
+    """Runs one RPC's behaviour inside the per-call bookkeeping and error translation."""
+    call = _Call(service, method, context)
+    call.begin()
+    cancelled = False
+    try:
+        yield
+    except grpc.aio.AbortError:
+        raise
+    except BaseException as error:
+        if _is_cancellation(error):
+            cancelled = True
+            raise
+        await call.fail(error)
+    finally:
+        call.finish(cancelled)
+
+
 def _wrap_unary(behavior: Callable[..., Awaitable[Any]], service: str, method: str):
     async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        call = _Call(service, method, context)
-        call.begin()
-        cancelled = False
-        try:
+        async with _observed(service, method, context):
             return await behavior(request, context)
-        except grpc.aio.AbortError:
-            raise
-        except BaseException as error:
-            if _is_cancellation(error):
-                cancelled = True
-                raise
-            await call.fail(error)
-        finally:
-            call.finish(cancelled)
 
     return unary
 
 
 def _wrap_stream(behavior: Callable[..., AsyncIterator[Any]], service: str, method: str):
     async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-        call = _Call(service, method, context)
-        call.begin()
-        cancelled = False
-        try:
+        async with _observed(service, method, context):
             async for item in behavior(request, context):
                 yield item
-        except grpc.aio.AbortError:
-            raise
-        except BaseException as error:
-            if _is_cancellation(error):
-                cancelled = True
-                raise
-            await call.fail(error)
-        finally:
-            call.finish(cancelled)
 
     return stream
 
