@@ -21,7 +21,7 @@ import structlog
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from services.common.errors import GlossatorError, InvalidArgument
+from services.common.errors import FieldViolation, GlossatorError, InvalidArgument
 from services.common.metrics import RPC_LATENCY, RPC_REQUESTS
 
 REQUEST_ID_KEY = "x-request-id"
@@ -100,6 +100,9 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
         if handler is None:
             return None
         service, _, method = handler_call_details.method.lstrip("/").partition("/")
+        # The interceptor decodes requests itself, so that undecodable bytes (bad UTF-8, a wrong
+        # message) are INVALID_ARGUMENT with a reason rather than gRPC's bare UNKNOWN.
+        decode = _decoder(handler.request_deserializer, streaming=handler.request_streaming)
         if handler.unary_unary or handler.stream_unary:
             behavior = handler.unary_unary or handler.stream_unary
             factory = (
@@ -107,7 +110,7 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
                 if handler.unary_unary
                 else grpc.stream_unary_rpc_method_handler
             )
-            wrapped = _wrap_unary(behavior, service, method)
+            wrapped = _wrap_unary(behavior, decode, service, method)
         else:
             behavior = handler.unary_stream or handler.stream_stream
             factory = (
@@ -115,12 +118,29 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
                 if handler.unary_stream
                 else grpc.stream_stream_rpc_method_handler
             )
-            wrapped = _wrap_stream(behavior, service, method)
-        return factory(
-            wrapped,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
-        )
+            wrapped = _wrap_stream(behavior, decode, service, method)
+        return factory(wrapped, request_deserializer=None, response_serializer=handler.response_serializer)
+
+
+def _decode_one(deserialize: Callable[[bytes], Any], raw: bytes) -> Any:
+    try:
+        return deserialize(raw)
+    except Exception as error:
+        raise InvalidArgument([FieldViolation("request", f"cannot be decoded: {error}")]) from error
+
+
+def _decoder(deserialize: Callable[[bytes], Any] | None, *, streaming: bool) -> Callable[[Any], Any]:
+    """Turns the raw request (or stream of them) into messages, lazily for streams."""
+    if deserialize is None:
+        return lambda request: request
+
+    async def decode_stream(raw_messages: AsyncIterator[bytes]) -> AsyncIterator[Any]:
+        async for raw in raw_messages:
+            yield _decode_one(deserialize, raw)
+
+    if streaming:
+        return decode_stream
+    return lambda raw: _decode_one(deserialize, raw)
 
 
 @contextlib.asynccontextmanager
@@ -142,18 +162,22 @@ async def _observed(service: str, method: str, context: grpc.aio.ServicerContext
         call.finish(cancelled)
 
 
-def _wrap_unary(behavior: Callable[..., Awaitable[Any]], service: str, method: str):
+def _wrap_unary(
+    behavior: Callable[..., Awaitable[Any]], decode: Callable[[Any], Any], service: str, method: str
+):
     async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
         async with _observed(service, method, context):
-            return await behavior(request, context)
+            return await behavior(decode(request), context)
 
     return unary
 
 
-def _wrap_stream(behavior: Callable[..., AsyncIterator[Any]], service: str, method: str):
+def _wrap_stream(
+    behavior: Callable[..., AsyncIterator[Any]], decode: Callable[[Any], Any], service: str, method: str
+):
     async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
         async with _observed(service, method, context):
-            async for item in behavior(request, context):
+            async for item in behavior(decode(request), context):
                 yield item
 
     return stream

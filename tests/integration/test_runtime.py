@@ -93,3 +93,27 @@ async def test_metrics_endpoint_counts_calls_by_method_and_code(suite):
     assert ok in text
     assert bad in text
     assert 'glossator_rpc_duration_seconds_count{method="Validate"' in text
+
+
+@pytest.mark.parametrize(
+    ("name", "method", "streaming"),
+    [
+        ("validation", "/glossator.v1.ValidationService/Validate", False),
+        ("retrieval", "/glossator.v1.RetrievalService/Ingest", True),
+    ],
+)
+async def test_undecodable_bytes_are_invalid_argument(suite, name, method, streaming):
+    bad_utf8 = bytes([0x12, 3, 0xFF, 0xFE, 0x41])  # field 2 (a string) holding invalid UTF-8
+    if streaming:  # IngestRequest.document (field 2) whose source_path (field 2) is that string
+        bad_utf8 = bytes([0x12, len(bad_utf8)]) + bad_utf8
+    channel = suite.channels[name]
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        if streaming:
+            call = channel.stream_stream(method, request_serializer=None, response_deserializer=None)
+            _ = [reply async for reply in call(iter([bad_utf8]), timeout=10)]
+        else:
+            await channel.unary_unary(method, request_serializer=None, response_deserializer=None)(
+                bad_utf8, timeout=10
+            )
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "UTF-8" in field_violations(caught.value)["request"]
