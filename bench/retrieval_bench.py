@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench.harness import EVAL_DIR, run_load, start_services
 from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc
-from services.commands.ingest import ingest_requests
+from services.commands.ingest import async_iter, ingest_requests
 from services.common.clients import make_channel
 from services.retrieval.embed import LocalEmbeddingProvider
 from services.retrieval.ingest import read_folder
@@ -30,17 +30,12 @@ COLLECTION = "agentfactory"
 TEMPLATES = ("what is {}", "explain {} with an example", "how do I use {}", "{} best practices")
 
 
-async def _items(root: Path):
-    for item in read_folder(root):
-        yield item
-
-
 async def ingest(stub, root: Path) -> retrieval_pb2.IngestProgress:
     summary = None
     options = retrieval_pb2.IngestOptions(
         collection=COLLECTION, base_url="https://agentfactory.example/docs/"
     )
-    async for reply in stub.Ingest(ingest_requests(options, _items(root))):
+    async for reply in stub.Ingest(ingest_requests(options, async_iter(read_folder(root)))):
         if reply.HasField("summary"):
             summary = reply.summary
     return summary

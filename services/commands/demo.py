@@ -15,7 +15,7 @@ import grpc
 
 from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
 from services.commands.ask import stream_answer
-from services.commands.ingest import ingest_requests
+from services.commands.ingest import async_iter, ingest_requests
 from services.common.clients import make_channel
 from services.retrieval.ingest import read_folder
 from services.suite import build_suite, loopback_settings
@@ -36,11 +36,6 @@ def add_parser(commands) -> None:
     parser.set_defaults(func=lambda args: asyncio.run(_demo(args)))
 
 
-async def _items(folder: Path):
-    for item in read_folder(folder):
-        yield item
-
-
 async def _demo(args: argparse.Namespace) -> int:
     settings = loopback_settings(args.data_dir)
     print("starting the embedded suite (Qdrant in-process, all-MiniLM-L6-v2 on the CPU)...", file=sys.stderr)
@@ -53,7 +48,7 @@ async def _demo(args: argparse.Namespace) -> int:
             retrieval = retrieval_pb2_grpc.RetrievalServiceStub(channel)
             options = retrieval_pb2.IngestOptions(base_url="https://glossator.dev/docs/")
             summary = None
-            async for reply in retrieval.Ingest(ingest_requests(options, _items(args.docs))):
+            async for reply in retrieval.Ingest(ingest_requests(options, async_iter(read_folder(args.docs)))):
                 summary = reply.summary if reply.HasField("summary") else summary
             print(
                 f"ingested {args.docs}: {summary.documents_indexed} indexed, {summary.documents_unchanged} "

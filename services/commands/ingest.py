@@ -7,6 +7,7 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 import grpc
 from rich.console import Console
@@ -15,6 +16,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc
 from services.commands.connect import add_target_option, explain_rpc_error, service_channel
 from services.retrieval.ingest import SourceDocument, SourceError, crawl_sitemap, read_folder
+
+T = TypeVar("T")
 
 _FORMATS = {
     "markdown": retrieval_pb2.DOCUMENT_FORMAT_MARKDOWN,
@@ -70,7 +73,8 @@ async def ingest_requests(
         yield retrieval_pb2.IngestRequest(document=to_document(item))
 
 
-async def _from_iterable(items: Iterable[SourceDocument | SourceError]) -> AsyncIterator:
+async def async_iter(items: Iterable[T]) -> AsyncIterator[T]:
+    """A plain iterable as the async stream a gRPC streaming call takes."""
     for item in items:
         yield item
 
@@ -78,7 +82,7 @@ async def _from_iterable(items: Iterable[SourceDocument | SourceError]) -> Async
 def _items(args: argparse.Namespace) -> AsyncIterator[SourceDocument | SourceError]:
     if args.source.startswith(("http://", "https://")):
         return crawl_sitemap(args.source, concurrency=args.concurrency)
-    return _from_iterable(read_folder(Path(args.source)))
+    return async_iter(read_folder(Path(args.source)))
 
 
 async def _ingest(args: argparse.Namespace) -> int:

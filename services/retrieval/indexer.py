@@ -11,7 +11,7 @@ import hashlib
 import json
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 
 from services.common.metrics import observe_stage
@@ -194,22 +194,7 @@ class Indexer:
         now = datetime.now(UTC)
         return [
             ChunkPoint(
-                chunk=Chunk(
-                    chunk_id=d.chunk_id,
-                    document_id=d.document_id,
-                    source_url=d.source_url,
-                    source_path=d.source_path,
-                    title=d.title,
-                    section_path=tuple(d.section_path),
-                    section_title=d.section_title,
-                    anchor=d.anchor,
-                    chunk_index=d.chunk_index,
-                    total_chunks=d.total_chunks,
-                    text=d.text,
-                    content_hash=d.content_hash,
-                    token_count=d.token_count,
-                    indexed_at=now,
-                ),
+                chunk=_stored(d, now),
                 dense=vector,
                 sparse=self._sparse.encode_document(passage),
             )
@@ -229,3 +214,8 @@ class Indexer:
         for record in gone:
             result = await asyncio.to_thread(self._store.delete_documents, collection, [record.document_id])
             yield DocumentOutcome(record.document_id, record.source_path, "deleted"), result.deleted_chunks
+
+
+def _stored(draft: ChunkDraft, indexed_at: datetime) -> Chunk:
+    """The store's Chunk is the draft (every glossator.v1.Chunk field) plus when it was written."""
+    return Chunk(**{f.name: getattr(draft, f.name) for f in fields(draft)}, indexed_at=indexed_at)

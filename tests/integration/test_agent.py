@@ -11,7 +11,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2
 from services.agent.config import AgentSettings
 from services.agent.server import build_server
-from services.commands.ingest import ingest_requests
+from services.commands.ingest import async_iter, ingest_requests
 from services.common.clients import make_channel
 from services.retrieval.ingest import read_folder
 from tests.grpc_helpers import field_violations
@@ -20,16 +20,11 @@ from tests.integration.test_retrieval import BASE_URL, ROOT
 QUESTION = "How does Glossator check that an answer is grounded?"
 
 
-async def _items():
-    for item in read_folder(ROOT / "docs"):
-        yield item
-
-
 @pytest.fixture(scope="module")
 async def book(suite):
     """The suite with the project's docs ingested into the default collection."""
     options = retrieval_pb2.IngestOptions(base_url=BASE_URL)
-    async for _ in suite.retrieval.Ingest(ingest_requests(options, _items())):
+    async for _ in suite.retrieval.Ingest(ingest_requests(options, async_iter(read_folder(ROOT / "docs")))):
         pass
     return suite
 

@@ -8,7 +8,7 @@ import grpc
 import pytest
 
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
-from services.commands.ingest import to_document
+from services.commands.ingest import async_iter, to_document
 from services.common.clients import make_channel
 from services.retrieval.config import RetrievalSettings
 from services.retrieval.ingest import read_folder
@@ -33,17 +33,12 @@ async def retrieval(request, tmp_path_factory):
     await server.stop(grace=0)
 
 
-async def _as_async(items):
-    for item in items:
-        yield item
-
-
 async def ingest(stub, collection: str, documents: list[retrieval_pb2.Document], prune: bool = False):
     options = retrieval_pb2.IngestOptions(collection=collection, base_url=BASE_URL, prune=prune)
     requests = [retrieval_pb2.IngestRequest(options=options)] + [
         retrieval_pb2.IngestRequest(document=d) for d in documents
     ]
-    return [reply async for reply in stub.Ingest(_as_async(requests), timeout=120)]
+    return [reply async for reply in stub.Ingest(async_iter(requests), timeout=120)]
 
 
 def sample_documents() -> list[retrieval_pb2.Document]:
