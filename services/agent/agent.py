@@ -88,6 +88,13 @@ class Answerer:
             tracing_disabled=not settings.tracing_export,
         )
 
+    def agent_for(self, context: AskContext) -> Agent[AskContext]:
+        """The agent of one run: the offline model ranks with the sentence scores its searches return."""
+        model = self.agent.model
+        if isinstance(model, OfflineExtractiveModel):
+            return self.agent.clone(model=model.reading(context.sentence_similarity))
+        return self.agent
+
 
 def build_agent(model: Model, settings: ModelSettings | None = None) -> Agent[AskContext]:
     return Agent[AskContext](
@@ -120,7 +127,7 @@ async def run_answer(
     citations = CitationStream(context.is_known)
     started = time.perf_counter()
     result = Runner.run_streamed(
-        answerer.agent,
+        answerer.agent_for(context),
         build_input(
             request.question,
             history=request.history,

@@ -20,6 +20,7 @@ from agents.tool_context import ToolContext
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.agent.events import AgentEvent, RetrievalResults, ToolError, ToolStep
 from services.agent.sessions.model import Source
+from services.retrieval.sentences import normalise
 
 TOOL_NAME = "retrieval_tool"
 MAX_TOP_K = 20
@@ -55,6 +56,9 @@ class AskContext:
     sources: list[Source] = field(default_factory=list)
     steps: list[ToolStep] = field(default_factory=list)
     retrieval_ms: float = 0.0
+    # Sentences of the retrieved chunks (whitespace normalised) and their similarity to the
+    # query that found them, as Search scored them: the offline answerer ranks with these.
+    sentence_similarity: dict[str, float] = field(default_factory=dict, repr=False)
     _number_of: dict[str, int] = field(default_factory=dict, repr=False)
 
     def source(self, index: int) -> Source | None:
@@ -70,6 +74,10 @@ class AskContext:
         if chunk.chunk_id not in self._number_of:
             self._number_of[chunk.chunk_id] = len(self.sources) + 1
             self.sources.append(source_of(len(self.sources) + 1, scored))
+        for sentence in scored.sentences:
+            self.sentence_similarity[normalise(chunk.text[sentence.start : sentence.end])] = (
+                sentence.similarity
+            )
         return self._number_of[chunk.chunk_id]
 
     def record(self, context: ToolContext[AskContext], started: float, output: str, error: str = "") -> None:

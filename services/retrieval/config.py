@@ -50,5 +50,13 @@ class RetrievalSettings(ServiceSettings):
     query_cache_size: int = Field(4096, ge=0, description="Query embeddings kept in the LRU cache (0: off).")
     embed_batch_size: int = Field(32, ge=1, description="Most queries embedded in one micro-batch.")
     embed_batch_wait_ms: float = Field(
-        2.0, ge=0, description="How long a query waits for others to share its micro-batch."
+        0.0,
+        ge=0,
+        description="How long a query waits for others to share its micro-batch (0: queries that "
+        "arrive while the model is busy share the next batch, an idle model starts at once).",
+    )
+    embed_sentences: bool = Field(
+        True,
+        description="Embed every prose sentence at ingest (about twice the ingest time), so Search "
+        "scores each found chunk's sentences against the query without running the model again.",
     )

@@ -26,8 +26,9 @@ from services.retrieval.ingest import (
     derive_document_id,
     parse_document,
 )
+from services.retrieval.sentences import normalise, prose_sentences
 from services.retrieval.sparse import SparseEncoder
-from services.retrieval.store import Chunk, ChunkPoint, DocumentRecord, VectorStore
+from services.retrieval.store import Chunk, ChunkPoint, DocumentRecord, SentenceVectors, VectorStore
 from services.retrieval.store.indexing import passage_text
 
 
@@ -79,15 +80,25 @@ class IngestTotals:
 
 
 class Indexer:
-    """Writes documents into collections; one run per collection at a time."""
+    """Writes documents into collections; one run per collection at a time.
+
+    With `embed_sentences`, every prose sentence of a chunk is embedded too (in the same model
+    call as the chunks), so that Search can score sentences without running the model.
+    """
 
     def __init__(
-        self, store: VectorStore, embedder: EmbeddingProvider, count_tokens, chunking: ChunkingConfig
+        self,
+        store: VectorStore,
+        embedder: EmbeddingProvider,
+        count_tokens,
+        chunking: ChunkingConfig,
+        embed_sentences: bool = True,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._count_tokens = count_tokens
         self._chunking = chunking
+        self._embed_sentences = embed_sentences
         self._sparse = SparseEncoder()
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -171,6 +182,7 @@ class Indexer:
             base_url,
             [RULES_VERSION, c.max_tokens, c.overlap_tokens, c.min_tokens],
             self._embedder.name,
+            self._embed_sentences,
         ]
         return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode("utf-8")).hexdigest()
 
@@ -189,17 +201,25 @@ class Indexer:
 
     def _points(self, drafts: list[ChunkDraft]) -> list[ChunkPoint]:
         passages = [passage_text(d.title, d.section_path, d.text) for d in drafts]
+        spans = [prose_sentences(d.text) if self._embed_sentences else [] for d in drafts]
+        sentences = [normalise(d.text[a:b]) for d, found in zip(drafts, spans, strict=True) for a, b in found]
         with observe_stage("embedding"):
-            dense = self._embedder.embed(passages)
+            vectors = self._embedder.embed(passages + sentences)
+        dense, sentence_rows = vectors[: len(passages)], vectors[len(passages) :]
         now = datetime.now(UTC)
-        return [
-            ChunkPoint(
-                chunk=_stored(d, now),
-                dense=vector,
-                sparse=self._sparse.encode_document(passage),
+        points, first_row = [], 0
+        for draft, vector, passage, found in zip(drafts, dense, passages, spans, strict=True):
+            rows = sentence_rows[first_row : first_row + len(found)]
+            first_row += len(found)
+            points.append(
+                ChunkPoint(
+                    chunk=_stored(draft, now),
+                    dense=vector,
+                    sparse=self._sparse.encode_document(passage),
+                    sentences=SentenceVectors(tuple(found), rows) if found else None,
+                )
             )
-            for d, vector, passage in zip(drafts, dense, passages, strict=True)
-        ]
+        return points
 
     async def _prune(self, collection: str, seen: set[str]) -> AsyncIterator[tuple[DocumentOutcome, int]]:
         """Deletes the documents of the collection that this run did not send."""

@@ -45,7 +45,7 @@ async def build_server(settings: RetrievalSettings | None = None) -> tuple[Gloss
         min_tokens=settings.chunk_min_tokens,
         max_document_bytes=settings.max_document_bytes,
     )
-    indexer = Indexer(store, embedder, count_tokens, chunking)
+    indexer = Indexer(store, embedder, count_tokens, chunking, settings.embed_sentences)
     searcher = Searcher(
         store, embedder, settings.query_cache_size, settings.embed_batch_size, settings.embed_batch_wait_ms
     )

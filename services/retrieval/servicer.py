@@ -238,6 +238,9 @@ def _scored_chunk(hit: SearchHit, rank: int) -> common_pb2.ScoredChunk:
         relevance=hit.relevance,
         dense_score=hit.dense_score,
         sparse_score=hit.sparse_score,
+        sentences=[
+            common_pb2.SentenceScore(start=s.start, end=s.end, similarity=s.similarity) for s in hit.sentences
+        ],
     )
 
 

@@ -10,8 +10,10 @@ import pytest
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.commands.ingest import async_iter, to_document
 from services.common.clients import make_channel
+from services.common.embedding import local_embedding_model
 from services.retrieval.config import RetrievalSettings
 from services.retrieval.ingest import read_folder
+from services.retrieval.sentences import normalise
 from services.retrieval.server import build_server
 from tests.grpc_helpers import field_violations
 
@@ -71,6 +73,29 @@ async def test_ingest_then_search_returns_cited_chunks_with_metadata(retrieval):
     m = reply.metadata
     assert m.top_k == 3 and m.candidates >= len(reply.results) and m.collection == "book"
     assert m.total_ms >= m.search_ms > 0 and m.embedding_ms > 0
+
+
+async def test_search_scores_each_found_chunks_sentences_against_the_query(retrieval):
+    """Sentences embedded at ingest come back with their offsets and their cosine with the query."""
+    await ingest(retrieval, "book", sample_documents())
+    question = "How does Glossator check citations?"
+    reply = await retrieval.Search(retrieval_pb2.SearchRequest(collection="book", query=question, top_k=3))
+    embed = local_embedding_model().embed
+    for result in reply.results:
+        text = result.chunk.text
+        assert result.sentences, "every sample chunk has prose"
+        assert all(0 <= s.start < s.end <= len(text) for s in result.sentences)
+        assert [s.start for s in result.sentences] == sorted(s.start for s in result.sentences)
+        assert "```" not in "".join(text[s.start : s.end] for s in result.sentences)
+        sentences = [normalise(text[s.start : s.end]) for s in result.sentences]
+        vectors = embed([question, *sentences])
+        expected = vectors[1:] @ vectors[0]
+        got = [s.similarity for s in result.sentences]
+        assert max(abs(a - b) for a, b in zip(got, expected, strict=True)) < 0.01
+    sparse = await retrieval.Search(
+        retrieval_pb2.SearchRequest(collection="book", query=question, mode=common_pb2.SEARCH_MODE_SPARSE)
+    )
+    assert sparse.results and not any(r.sentences for r in sparse.results)
 
 
 async def test_every_mode_and_filters(retrieval):

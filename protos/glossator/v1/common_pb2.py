@@ -25,19 +25,21 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19glossator/v1/common.proto\x12\x0cglossator.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb7\x02\n\x05\x43hunk\x12\x10\n\x08\x63hunk_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64ocument_id\x18\x02 \x01(\t\x12\x12\n\nsource_url\x18\x03 \x01(\t\x12\x13\n\x0bsource_path\x18\x04 \x01(\t\x12\r\n\x05title\x18\x05 \x01(\t\x12\x14\n\x0csection_path\x18\x06 \x03(\t\x12\x15\n\rsection_title\x18\x07 \x01(\t\x12\x0e\n\x06\x61nchor\x18\x08 \x01(\t\x12\x13\n\x0b\x63hunk_index\x18\t \x01(\x05\x12\x14\n\x0ctotal_chunks\x18\n \x01(\x05\x12\x0c\n\x04text\x18\x0b \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x0c \x01(\t\x12\x13\n\x0btoken_count\x18\r \x01(\x05\x12.\n\nindexed_at\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"}\n\x0bScoredChunk\x12\"\n\x05\x63hunk\x18\x01 \x01(\x0b\x32\x13.glossator.v1.Chunk\x12\x0c\n\x04rank\x18\x02 \x01(\x05\x12\x11\n\trelevance\x18\x03 \x01(\x02\x12\x13\n\x0b\x64\x65nse_score\x18\x04 \x01(\x02\x12\x14\n\x0csparse_score\x18\x05 \x01(\x02\"\xc4\x01\n\x0eSearchMetadata\x12\x12\n\ncandidates\x18\x01 \x01(\x05\x12\r\n\x05top_k\x18\x02 \x01(\x05\x12&\n\x04mode\x18\x03 \x01(\x0e\x32\x18.glossator.v1.SearchMode\x12\x14\n\x0c\x65mbedding_ms\x18\x04 \x01(\x01\x12\x11\n\tsearch_ms\x18\x05 \x01(\x01\x12\x10\n\x08total_ms\x18\x06 \x01(\x01\x12\x18\n\x10\x65mbedding_cached\x18\x07 \x01(\x08\x12\x12\n\ncollection\x18\x08 \x01(\t*p\n\nSearchMode\x12\x1b\n\x17SEARCH_MODE_UNSPECIFIED\x10\x00\x12\x15\n\x11SEARCH_MODE_DENSE\x10\x01\x12\x16\n\x12SEARCH_MODE_SPARSE\x10\x02\x12\x16\n\x12SEARCH_MODE_HYBRID\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19glossator/v1/common.proto\x12\x0cglossator.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb7\x02\n\x05\x43hunk\x12\x10\n\x08\x63hunk_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64ocument_id\x18\x02 \x01(\t\x12\x12\n\nsource_url\x18\x03 \x01(\t\x12\x13\n\x0bsource_path\x18\x04 \x01(\t\x12\r\n\x05title\x18\x05 \x01(\t\x12\x14\n\x0csection_path\x18\x06 \x03(\t\x12\x15\n\rsection_title\x18\x07 \x01(\t\x12\x0e\n\x06\x61nchor\x18\x08 \x01(\t\x12\x13\n\x0b\x63hunk_index\x18\t \x01(\x05\x12\x14\n\x0ctotal_chunks\x18\n \x01(\x05\x12\x0c\n\x04text\x18\x0b \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x0c \x01(\t\x12\x13\n\x0btoken_count\x18\r \x01(\x05\x12.\n\nindexed_at\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xad\x01\n\x0bScoredChunk\x12\"\n\x05\x63hunk\x18\x01 \x01(\x0b\x32\x13.glossator.v1.Chunk\x12\x0c\n\x04rank\x18\x02 \x01(\x05\x12\x11\n\trelevance\x18\x03 \x01(\x02\x12\x13\n\x0b\x64\x65nse_score\x18\x04 \x01(\x02\x12\x14\n\x0csparse_score\x18\x05 \x01(\x02\x12.\n\tsentences\x18\x06 \x03(\x0b\x32\x1b.glossator.v1.SentenceScore\"?\n\rSentenceScore\x12\r\n\x05start\x18\x01 \x01(\x05\x12\x0b\n\x03\x65nd\x18\x02 \x01(\x05\x12\x12\n\nsimilarity\x18\x03 \x01(\x02\"\xc4\x01\n\x0eSearchMetadata\x12\x12\n\ncandidates\x18\x01 \x01(\x05\x12\r\n\x05top_k\x18\x02 \x01(\x05\x12&\n\x04mode\x18\x03 \x01(\x0e\x32\x18.glossator.v1.SearchMode\x12\x14\n\x0c\x65mbedding_ms\x18\x04 \x01(\x01\x12\x11\n\tsearch_ms\x18\x05 \x01(\x01\x12\x10\n\x08total_ms\x18\x06 \x01(\x01\x12\x18\n\x10\x65mbedding_cached\x18\x07 \x01(\x08\x12\x12\n\ncollection\x18\x08 \x01(\t*p\n\nSearchMode\x12\x1b\n\x17SEARCH_MODE_UNSPECIFIED\x10\x00\x12\x15\n\x11SEARCH_MODE_DENSE\x10\x01\x12\x16\n\x12SEARCH_MODE_SPARSE\x10\x02\x12\x16\n\x12SEARCH_MODE_HYBRID\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'glossator.v1.common_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SEARCHMODE']._serialized_start=716
-  _globals['_SEARCHMODE']._serialized_end=828
+  _globals['_SEARCHMODE']._serialized_start=830
+  _globals['_SEARCHMODE']._serialized_end=942
   _globals['_CHUNK']._serialized_start=77
   _globals['_CHUNK']._serialized_end=388
-  _globals['_SCOREDCHUNK']._serialized_start=390
-  _globals['_SCOREDCHUNK']._serialized_end=515
-  _globals['_SEARCHMETADATA']._serialized_start=518
-  _globals['_SEARCHMETADATA']._serialized_end=714
+  _globals['_SCOREDCHUNK']._serialized_start=391
+  _globals['_SCOREDCHUNK']._serialized_end=564
+  _globals['_SENTENCESCORE']._serialized_start=566
+  _globals['_SENTENCESCORE']._serialized_end=629
+  _globals['_SEARCHMETADATA']._serialized_start=632
+  _globals['_SEARCHMETADATA']._serialized_end=828
 # @@protoc_insertion_point(module_scope)

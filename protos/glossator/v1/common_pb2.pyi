@@ -54,18 +54,30 @@ class Chunk(_message.Message):
     def __init__(self, chunk_id: _Optional[str] = ..., document_id: _Optional[str] = ..., source_url: _Optional[str] = ..., source_path: _Optional[str] = ..., title: _Optional[str] = ..., section_path: _Optional[_Iterable[str]] = ..., section_title: _Optional[str] = ..., anchor: _Optional[str] = ..., chunk_index: _Optional[int] = ..., total_chunks: _Optional[int] = ..., text: _Optional[str] = ..., content_hash: _Optional[str] = ..., token_count: _Optional[int] = ..., indexed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ScoredChunk(_message.Message):
-    __slots__ = ("chunk", "rank", "relevance", "dense_score", "sparse_score")
+    __slots__ = ("chunk", "rank", "relevance", "dense_score", "sparse_score", "sentences")
     CHUNK_FIELD_NUMBER: _ClassVar[int]
     RANK_FIELD_NUMBER: _ClassVar[int]
     RELEVANCE_FIELD_NUMBER: _ClassVar[int]
     DENSE_SCORE_FIELD_NUMBER: _ClassVar[int]
     SPARSE_SCORE_FIELD_NUMBER: _ClassVar[int]
+    SENTENCES_FIELD_NUMBER: _ClassVar[int]
     chunk: Chunk
     rank: int
     relevance: float
     dense_score: float
     sparse_score: float
-    def __init__(self, chunk: _Optional[_Union[Chunk, _Mapping]] = ..., rank: _Optional[int] = ..., relevance: _Optional[float] = ..., dense_score: _Optional[float] = ..., sparse_score: _Optional[float] = ...) -> None: ...
+    sentences: _containers.RepeatedCompositeFieldContainer[SentenceScore]
+    def __init__(self, chunk: _Optional[_Union[Chunk, _Mapping]] = ..., rank: _Optional[int] = ..., relevance: _Optional[float] = ..., dense_score: _Optional[float] = ..., sparse_score: _Optional[float] = ..., sentences: _Optional[_Iterable[_Union[SentenceScore, _Mapping]]] = ...) -> None: ...
+
+class SentenceScore(_message.Message):
+    __slots__ = ("start", "end", "similarity")
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    start: int
+    end: int
+    similarity: float
+    def __init__(self, start: _Optional[int] = ..., end: _Optional[int] = ..., similarity: _Optional[float] = ...) -> None: ...
 
 class SearchMetadata(_message.Message):
     __slots__ = ("candidates", "top_k", "mode", "embedding_ms", "search_ms", "total_ms", "embedding_cached", "collection")

@@ -24,18 +24,18 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from services.validation.text import STOPWORDS, Analysis, capitalised_words, sentence_spans
+from services.retrieval.sentences import normalise, prose_sentences
+from services.validation.text import STOPWORDS, Analysis, capitalised_words
 
 Embed = Callable[[list[str]], np.ndarray]
 
 # A passage header in the retrieval tool's output: "[3] Title > Section (https://...)".
 _HEADER_RE = re.compile(r"^\[(\d{1,4})\] (.*)$", re.MULTILINE)
-_FENCE_RE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _NUMBER_RE = re.compile(r"\d")
 _YEAR_OR_MONTH_RE = re.compile(
     r"\b(?:1\d{3}|20\d{2}|January|February|March|April|May|June|July|August|September|October"
@@ -49,7 +49,6 @@ _NUMERIC_Q_RE = re.compile(
 _NAME_Q_RE = re.compile(
     r"\b(?:who|whom|whose|where|which|what (?:city|country|company|team|name))\b", re.IGNORECASE
 )
-_MIN_SENTENCE_WORDS = 3
 
 
 @dataclass(frozen=True)
@@ -69,8 +68,8 @@ class Weights:
     follow_ratio: float = 0.5
     follow_ratio_other: float = 0.9
     max_sentences: int = 3
-    # Only this many sentences, the best by words, are embedded: a cold answer over five long
-    # chunks would otherwise embed a hundred sentences.
+    # Only this many sentences that Search did not score, the best by words, are embedded: a cold
+    # answer over five long chunks would otherwise embed a hundred sentences.
     max_embedded: int = 20
     # Characters of answer text (without citations) that further sentences may fill.
     budget_chars: int = 400
@@ -116,22 +115,21 @@ def parse_passages(tool_output: str) -> list[Passage]:
 
 
 def sentences_of(text: str) -> list[str]:
-    """Prose sentences of a passage: code blocks, headings and fragments of a few words are left out."""
-    prose = _FENCE_RE.sub("\n", text)
-    found = []
-    for start, end in sentence_spans(prose):
-        sentence = prose[start:end].strip()
-        # A line ending in ":" introduces a list; on its own it answers nothing.
-        if sentence.startswith("#") or sentence.endswith(":") or len(sentence.split()) < _MIN_SENTENCE_WORDS:
-            continue
-        found.append(" ".join(sentence.split()))
-    return found
+    """Prose sentences of a passage, whitespace normalised (the form Search's scores are keyed by)."""
+    return [normalise(text[start:end]) for start, end in prose_sentences(text)]
 
 
 def choose_sentences(
-    question: str, passages: Sequence[Passage], embed: Embed, weights: Weights | None = None
+    question: str,
+    passages: Sequence[Passage],
+    embed: Embed,
+    weights: Weights | None = None,
+    scored: Mapping[str, float] | None = None,
 ) -> list[Pick]:
-    """The answer's sentences, best first; empty when the passages do not answer the question."""
+    """The answer's sentences, best first; empty when the passages do not answer the question.
+
+    `scored`: cosine similarities with the question that Search already computed, by sentence.
+    """
     weights = weights or Weights()
     candidates = _candidates(passages)
     if not candidates:
@@ -140,9 +138,7 @@ def choose_sentences(
     words = _word_scores(asked, candidates)
     neighbourhood = _neighbourhood(candidates, words)
     shortlist = np.argsort(-(words + neighbourhood), kind="stable")[: weights.max_embedded]
-    vectors = embed([question] + [candidates[i].text for i in shortlist])
-    meaning = np.full(len(candidates), -1.0)
-    meaning[shortlist] = vectors[1:] @ vectors[0]
+    meaning = _meaning(question, candidates, shortlist, embed, scored or {})
     answer_type = _answer_type(question, asked, candidates)
     rank = np.array([1.0 / (1 + c.rank) for c in candidates])
     scores = (
@@ -183,6 +179,23 @@ def _candidates(passages: Sequence[Passage]) -> list[_Candidate]:
         for position, sentence in enumerate(sentences_of(passage.text)):
             candidates.append(_Candidate(passage.number, rank, position, sentence, Analysis(sentence)))
     return candidates
+
+
+def _meaning(
+    question: str,
+    candidates: Sequence[_Candidate],
+    shortlist: np.ndarray,
+    embed: Embed,
+    scored: Mapping[str, float],
+) -> np.ndarray:
+    """Cosine of each sentence with the question: Search's score where it gave one, else the
+    model's for the shortlisted sentences, else -1."""
+    meaning = np.array([scored.get(c.text, -1.0) for c in candidates])
+    missing = [int(i) for i in shortlist if candidates[i].text not in scored]
+    if missing:
+        vectors = embed([question] + [candidates[i].text for i in missing])
+        meaning[missing] = vectors[1:] @ vectors[0]
+    return meaning
 
 
 def _word_scores(asked: Analysis, candidates: Sequence[_Candidate]) -> np.ndarray:

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -94,12 +94,24 @@ class EmbeddingCache:
 class OfflineExtractiveModel(Model):
     """Answers from retrieved text only, by extraction; see the module docstring.
 
-    `embed` defaults to the local MiniLM model behind an EmbeddingCache.
+    `embed` defaults to the local MiniLM model behind an EmbeddingCache. `scored` maps sentences to
+    the similarity Search gave them; `reading` binds one run's map (the SDK gives a model no run
+    context, so each run gets its own light copy).
     """
 
-    def __init__(self, embed: Embed | None = None, weights: Weights | None = None) -> None:
+    def __init__(
+        self,
+        embed: Embed | None = None,
+        weights: Weights | None = None,
+        scored: Mapping[str, float] | None = None,
+    ) -> None:
         self._embed = embed or EmbeddingCache(_local_embed)
         self._weights = weights or Weights()
+        self._scored = scored if scored is not None else {}
+
+    def reading(self, scored: Mapping[str, float]) -> OfflineExtractiveModel:
+        """This model (same embedding cache), ranking with one run's sentence scores."""
+        return OfflineExtractiveModel(self._embed, self._weights, scored)
 
     def warm_up(self) -> None:
         """Loads the embedding model now (seconds), so that the first question does not wait for it."""
@@ -167,7 +179,7 @@ class OfflineExtractiveModel(Model):
             searched = any(not output.startswith("retrieval failed") for output in tool_outputs)
             return NOTHING_FOUND if searched else CANNOT_SEARCH
         picks = await asyncio.to_thread(
-            choose_sentences, question, list(passages.values()), self._embed, self._weights
+            choose_sentences, question, list(passages.values()), self._embed, self._weights, self._scored
         )
         return compose_answer(picks) if picks else NOT_COVERED
 

@@ -20,6 +20,8 @@ from services.retrieval.store.base import (
     SearchFilters,
     SearchHit,
     SearchMode,
+    SentenceScore,
+    SentenceVectors,
     SparseVector,
     VectorStore,
 )
@@ -34,6 +36,8 @@ __all__ = [
     "SearchFilters",
     "SearchHit",
     "SearchMode",
+    "SentenceScore",
+    "SentenceVectors",
     "SparseVector",
     "VectorStore",
     "open_store",

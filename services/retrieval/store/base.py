@@ -61,12 +61,30 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class SentenceVectors:
+    """A chunk's prose sentences (offsets in its text) and their unit embeddings, one row each."""
+
+    spans: tuple[tuple[int, int], ...]
+    vectors: np.ndarray
+
+
+@dataclass(frozen=True)
 class ChunkPoint:
-    """A chunk with its two vectors, as written by upsert_chunks."""
+    """A chunk with its two vectors, as written by upsert_chunks (sentences: for highlights)."""
 
     chunk: Chunk
     dense: np.ndarray | Sequence[float]
     sparse: SparseVector
+    sentences: SentenceVectors | None = None
+
+
+@dataclass(frozen=True)
+class SentenceScore:
+    """A sentence of a found chunk (offsets in its text) and its cosine similarity to the query."""
+
+    start: int
+    end: int
+    similarity: float
 
 
 @dataclass(frozen=True)
@@ -132,6 +150,9 @@ class SearchHit:
     dense_score: float = 0.0
     # IDF-weighted BM25 score from the sparse leg, 0 when that leg did not return the chunk.
     sparse_score: float = 0.0
+    # The chunk's prose sentences in order, scored against the query (empty without a query
+    # embedding, or when the chunk was stored without sentence vectors).
+    sentences: tuple[SentenceScore, ...] = ()
 
 
 class VectorStore(ABC):

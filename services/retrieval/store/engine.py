@@ -184,7 +184,7 @@ class EngineStore(VectorStore):
             new_points.append(
                 NewPoint(
                     layout.chunk_point_id(point.chunk.chunk_id),
-                    layout.chunk_payload(point.chunk),
+                    layout.chunk_payload(point.chunk, point.sentences),
                     dense=dense.tolist(),
                     sparse=point.sparse,
                 )
@@ -282,6 +282,8 @@ class EngineStore(VectorStore):
             dense_scores, sparse_scores = {p.point_id: p.score for p in ranked}, {}
         else:
             dense_scores, sparse_scores = {}, {p.point_id: p.score for p in ranked}
+        # A sparse search has no query embedding (its dense vector is a placeholder).
+        sentence_query = None if mode is SearchMode.SPARSE else dense
         return [
             SearchHit(
                 chunk=layout.chunk_from_payload(p.payload or {}),
@@ -289,6 +291,7 @@ class EngineStore(VectorStore):
                 score=p.score,
                 dense_score=dense_scores.get(p.point_id, 0.0),
                 sparse_score=sparse_scores.get(p.point_id, 0.0),
+                sentences=layout.sentence_scores(p.payload or {}, sentence_query),
             )
             for p in ranked
         ]

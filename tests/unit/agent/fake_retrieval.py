@@ -18,6 +18,8 @@ import grpc
 
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.common.clients import make_channel
+from services.common.embedding import local_embedding_model
+from services.retrieval.sentences import normalise, prose_sentences
 
 # Short passages of a small robotics handbook, written for these tests.
 CHUNK_TEXTS = [
@@ -72,9 +74,14 @@ def _words(text: str) -> set[str]:
 
 @dataclass
 class FakeRetrieval(retrieval_pb2_grpc.RetrievalServiceServicer):
-    """Ranks the fixed chunks by shared words with the query; `mode` is "ok", "unavailable" or "hang"."""
+    """Ranks the fixed chunks by shared words with the query; `mode` is "ok", "unavailable" or "hang".
+
+    With `score_sentences`, results carry their sentences' similarity to the query, computed with
+    the real embedding model as the retrieval service does.
+    """
 
     mode: str = "ok"
+    score_sentences: bool = False
     requests: list[retrieval_pb2.SearchRequest] = field(default_factory=list)
     time_remaining: list[float | None] = field(default_factory=list)
     started: asyncio.Event = field(default_factory=asyncio.Event)
@@ -111,12 +118,24 @@ class FakeRetrieval(retrieval_pb2_grpc.RetrievalServiceServicer):
             for rank, (score, chunk) in enumerate((p for p in scored if p[0] > 0), start=1)
             if rank <= top_k
         ]
+        if self.score_sentences:
+            for result in results:
+                result.sentences.extend(_sentence_scores(request.query, result.chunk.text))
         return retrieval_pb2.SearchResponse(
             results=results,
             metadata=common_pb2.SearchMetadata(
                 candidates=len(scored), top_k=top_k, collection=request.collection, total_ms=0.1
             ),
         )
+
+
+def _sentence_scores(query: str, text: str) -> list[common_pb2.SentenceScore]:
+    spans = prose_sentences(text)
+    vectors = local_embedding_model().embed([query] + [normalise(text[a:b]) for a, b in spans])
+    return [
+        common_pb2.SentenceScore(start=a, end=b, similarity=float(vector @ vectors[0]))
+        for (a, b), vector in zip(spans, vectors[1:], strict=True)
+    ]
 
 
 @asynccontextmanager

@@ -241,6 +241,22 @@ async def test_full_offline_run_through_the_agent_loop(model):
     assert unanswered[-1].answer in (NOT_COVERED, NOTHING_FOUND)
 
 
+async def test_with_sentence_scores_from_search_the_answer_needs_no_embedding(model):
+    def refuse(texts: list[str]) -> np.ndarray:
+        raise AssertionError(f"embedded {texts} although Search scored every sentence")
+
+    offline = OfflineExtractiveModel(embed=refuse)
+    request = AnswerRequest(question="Which middleware does ROS 2 use?")
+    async with serve_retrieval(FakeRetrieval(score_sentences=True)) as stub:
+        answerer = Answerer(agent=build_agent(offline), model_name=OFFLINE_MODEL_NAME, retrieval=stub)
+        scored = [e async for e in run_answer(request, answerer, deadline=time.monotonic() + 30)][-1]
+    async with serve_retrieval(FakeRetrieval()) as stub:
+        answerer = Answerer(agent=build_agent(model), model_name=OFFLINE_MODEL_NAME, retrieval=stub)
+        embedded = [e async for e in run_answer(request, answerer, deadline=time.monotonic() + 30)][-1]
+    assert scored.answer == embedded.answer
+    assert scored.answer.startswith("ROS 2 uses the Data Distribution Service (DDS) as its middleware. [1]")
+
+
 async def test_answerer_without_an_endpoint_is_offline_and_loaded_up_front():
     async with serve_retrieval(FakeRetrieval()) as stub:
         answerer = Answerer.from_settings(AgentSettings(llm_base_url="", max_answer_chars=500), stub)
