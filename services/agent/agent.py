@@ -88,12 +88,13 @@ class Answerer:
             tracing_disabled=not settings.tracing_export,
         )
 
-    def agent_for(self, context: AskContext) -> Agent[AskContext]:
-        """The agent of one run: the offline model ranks with the sentence scores its searches return."""
+    def model_for(self, context: AskContext) -> Model | None:
+        """The model of one run, if not the agent's: the offline model then ranks with the
+        sentence scores this run's searches return."""
         model = self.agent.model
         if isinstance(model, OfflineExtractiveModel):
-            return self.agent.clone(model=model.reading(context.sentence_similarity))
-        return self.agent
+            return model.reading(context.sentence_similarity)
+        return None
 
 
 def build_agent(model: Model, settings: ModelSettings | None = None) -> Agent[AskContext]:
@@ -127,7 +128,7 @@ async def run_answer(
     citations = CitationStream(context.is_known)
     started = time.perf_counter()
     result = Runner.run_streamed(
-        answerer.agent_for(context),
+        answerer.agent,
         build_input(
             request.question,
             history=request.history,
@@ -136,7 +137,11 @@ async def run_answer(
         ),
         context=context,
         max_turns=MAX_TURNS,
-        run_config=RunConfig(workflow_name="glossator.answer", tracing_disabled=answerer.tracing_disabled),
+        run_config=RunConfig(
+            model=answerer.model_for(context),
+            workflow_name="glossator.answer",
+            tracing_disabled=answerer.tracing_disabled,
+        ),
     )
     stream = result.stream_events()
     truncated = False
