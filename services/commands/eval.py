@@ -340,7 +340,7 @@ async def _eval_answers(args: argparse.Namespace) -> int:
             async def ask(q: SquadQuestion) -> tuple[SquadQuestion, agent_pb2.Response, bool]:
                 found, response = False, None
                 request = agent_pb2.AskRequest(
-                    query=q.question[:1000], collection=args.collection, user_id="eval"
+                    query=q.question[:1000], collection=args.collection, user_id="eval", top_k=args.top_k
                 )
                 async for event in agent.AskStream(request, timeout=120):
                     kind = event.WhichOneof("event")
