@@ -7,7 +7,7 @@ same vector; these checks look for the exact number, name or negation instead.
 from __future__ import annotations
 
 from services.validation.evidence import ChunkEvidence, Passage
-from services.validation.text import TOKEN_RE, Analysis, capitalised_words
+from services.validation.text import TOKEN_RE, Analysis, attribution_span, capitalised_words
 
 
 def missing_numbers(claim: Analysis, chunk: ChunkEvidence) -> list[str]:
@@ -16,9 +16,16 @@ def missing_numbers(claim: Analysis, chunk: ChunkEvidence) -> list[str]:
 
 
 def missing_names(claim: Analysis, chunk: ChunkEvidence) -> list[str]:
-    """Capitalised names (people, places, works, months) the chunk never mentions."""
+    """Capitalised names (people, places, works, months) the chunk never mentions.
+
+    Names the statement is attributed to are left to the word count: the author of an opinion
+    piece, named in a summary, is rarely in the article's body.
+    """
     missing = []
+    speaker = attribution_span(claim.text) or (0, 0)
     for name, offset in capitalised_words(claim.text):
+        if speaker[0] <= offset < speaker[1]:
+            continue
         written = TOKEN_RE.match(claim.text, offset).group()
         if not chunk.analysis.mentions(name) and written not in missing:
             missing.append(written)

@@ -254,6 +254,27 @@ def capitalised_words(text: str) -> list[tuple[str, int]]:
     return found
 
 
+_NAME = r"[A-Z][\w'’.-]*"
+_NAMES = rf"{_NAME}(?:\s+(?:and\s+|&\s+)?{_NAME}){{0,4}}"
+_SAYS = r"(?:says?|said|writes|wrote|argues|asks|notes)"
+# Who is speaking rather than what is said: a leading "Frida Ghitis:" label, a closing ", says
+# Stefan Wolff." or "Zelizer says." An opinion piece's author is in its byline, not its body.
+ATTRIBUTION_RE = re.compile(
+    rf"^\W*(?P<label>{_NAMES})\s*:\s"
+    rf"|,?\s+{_SAYS}\s+(?P<after>{_NAMES})\W*$"
+    rf"|(?:^|,\s*)(?P<before>{_NAMES})\s+{_SAYS}\W*$"
+)
+
+
+def attribution_span(text: str) -> tuple[int, int] | None:
+    """(start, end) of the names a statement is attributed to, or None."""
+    match = ATTRIBUTION_RE.search(text)
+    if not match:
+        return None
+    group = next(name for name in ("label", "after", "before") if match.group(name))
+    return match.span(group)
+
+
 # Lines that start a block of their own (list item, quote, table row, heading) rather than
 # continue the paragraph above them.
 _BLOCK_START_RE = re.compile(r"\s*(?:[-*+>|#]|\d+[.)]\s)")

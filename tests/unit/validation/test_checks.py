@@ -45,6 +45,11 @@ def test_numbers_and_dates_must_be_stated(claim, missing):
         ("The inquiry concerns Kenyan crimes.", []),  # derived form of a name
         ("Researchers praised the magazine.", []),  # an ordinary sentence-initial word
         ("Salil Shetty praised the magazine.", ["Salil", "Shetty"]),
+        # whom a statement is attributed to (an opinion piece's byline) is not checked as a name
+        ("Salil Shetty: the magazine was based in Philadelphia.", []),
+        ("The magazine was based in Philadelphia, says Stefan Wolff.", []),
+        ("It was based in Philadelphia, Wolff says.", []),
+        ("Wolff says the magazine was based in Mumbai.", ["Mumbai"]),
     ],
 )
 def test_capitalised_names_must_be_mentioned(claim, missing):

@@ -40,9 +40,9 @@ async def test_grounding_score_is_the_length_weighted_share_of_supported_claims(
     result = await checker.check("", f"{supported} {unsupported}", CONTEXT, [], None)
     assert [c.supported for c in result.claims] == [True, False]
     assert result.grounding_score == pytest.approx(len(supported) / (len(supported) + len(unsupported)))
-    assert result.is_grounded  # 0.72 >= the default threshold 0.45
-    strict = await checker.check("", f"{supported} {unsupported}", CONTEXT, [], 0.9)
-    assert (strict.is_grounded, strict.threshold) == (False, 0.9)
+    assert not result.is_grounded  # 0.72 < the default threshold 1: every claim must hold
+    lenient = await checker.check("", f"{supported} {unsupported}", CONTEXT, [], 0.7)
+    assert (lenient.is_grounded, lenient.threshold) == (True, 0.7)
 
 
 async def test_unsupported_spans_point_into_the_answer(checker):
@@ -120,7 +120,15 @@ async def test_a_longer_answer_embeds_claims_and_sentences_in_one_call(checker, 
 
 
 async def test_the_threshold_comes_from_the_config(counting_model):
-    checker = OfflineChecker(GroundingConfig(threshold=1.0), counting_model)
+    checker = OfflineChecker(GroundingConfig(threshold=0.5), counting_model)
     answer = "The lighthouse was built in 1902. It was painted red in 1975."
     result = await checker.check("", answer, CONTEXT, [], None)
-    assert (result.threshold, result.is_grounded) == (1.0, False)
+    assert (result.threshold, result.is_grounded) == (0.5, True)
+
+
+async def test_a_failed_hard_check_fails_a_direct_answer_but_weighs_like_a_word_in_a_longer_one(checker):
+    claim = "Its last keeper left in 1951."
+    direct = await checker.check("", claim, CONTEXT, [], None)
+    assert (direct.is_grounded, direct.claims[0].reason) == (False, "number 1951 not in context")
+    longer = await checker.check("", f"The lighthouse was built in 1902. {claim}", CONTEXT, [], None)
+    assert longer.is_grounded
