@@ -58,9 +58,11 @@ class Searcher:
         sparse = self._sparse.encode_query(query.text)
         search_start = time.perf_counter()
         with observe_stage("search"):
-            hits = await asyncio.to_thread(
-                self._store.search, query.collection, dense, sparse, query.mode, query.top_k, query.filters
-            )
+            arguments = (query.collection, dense, sparse, query.mode, query.top_k, query.filters)
+            if self._store.search_waits_on_network:
+                hits = await asyncio.to_thread(self._store.search, *arguments)
+            else:
+                hits = self._store.search(*arguments)
         search_ms = (time.perf_counter() - search_start) * 1000
         kept = [hit for hit in hits if hit.relevance >= query.min_relevance]
         return SearchOutcome(

@@ -146,9 +146,9 @@ class SearchHit:
     relevance: float
     # The engine's own score of the mode: RRF score (hybrid), cosine (dense) or BM25 (sparse).
     score: float
-    # Cosine similarity from the dense leg, 0 when that leg did not return the chunk.
+    # The chunk's cosine similarity with the query (0 in a sparse search).
     dense_score: float = 0.0
-    # IDF-weighted BM25 score from the sparse leg, 0 when that leg did not return the chunk.
+    # The chunk's IDF-weighted BM25 score (0 in a dense search, or when no query term is in it).
     sparse_score: float = 0.0
     # The chunk's prose sentences in order, scored against the query (empty without a query
     # embedding, or when the chunk was stored without sentence vectors).
@@ -164,6 +164,10 @@ class VectorStore(ABC):
     """
 
     backend: str
+    # Whether a search may wait on a network (a Qdrant server): the searcher then runs it in a
+    # worker thread. An in-process engine answers in about a millisecond, less than the hop to a
+    # thread and back costs, so its searches run on the caller's thread.
+    search_waits_on_network: bool = True
 
     @abstractmethod
     def ensure_collection(self, name: str, dense_dimensions: int, embedding_model: str) -> CollectionInfo:

@@ -30,6 +30,7 @@ _SCROLL_PAGE = 1024
 
 class EdgeStore(EngineStore):
     backend = "edge"
+    search_waits_on_network = False
 
     def __init__(self, data_dir: str | Path) -> None:
         super().__init__()

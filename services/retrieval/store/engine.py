@@ -41,6 +41,7 @@ from services.retrieval.store.query import (
     Request,
     Where,
     filters_where,
+    leg_score_requests,
     relevance,
     search_requests,
 )
@@ -274,9 +275,10 @@ class EngineStore(VectorStore):
     ) -> list[SearchHit]:
         dense = np.asarray(dense_vector, dtype=np.float32)
         self._check_dimensions(name, dense, self._manifest(name).dense_dimensions)
-        requests = search_requests(mode, dense, sparse_vector, limit, filters_where(filters))
-        ranked, *legs = self._query(name, requests)
-        if mode is SearchMode.HYBRID:
+        request = search_requests(mode, dense, sparse_vector, limit, filters_where(filters))
+        (ranked,) = self._query(name, [request])
+        if mode is SearchMode.HYBRID and ranked:
+            legs = self._query(name, leg_score_requests(request, [p.point_id for p in ranked]))
             dense_scores, sparse_scores = ({p.point_id: p.score for p in leg} for leg in legs)
         elif mode is SearchMode.DENSE:
             dense_scores, sparse_scores = {p.point_id: p.score for p in ranked}, {}

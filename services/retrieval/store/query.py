@@ -120,30 +120,33 @@ def search_requests(
     sparse: SparseVector,
     limit: int,
     where: Where | None,
-) -> list[Request]:
-    """The batch one search sends: the ranked request first, then (hybrid) each leg on its own.
-
-    The lone legs are identical to the prefetches, so every fused hit finds its cosine and BM25
-    scores among them (0 when that leg did not return it) without any second round trip.
-    """
-    prefetch = max(MIN_PREFETCH, PREFETCH_FACTOR * limit)
-    dense_leg = Leg(DENSE, np.asarray(dense, dtype=np.float32).tolist(), prefetch)
-    sparse_leg = Leg(SPARSE, sparse, prefetch)
+) -> Request:
+    """The one query a search sends: a single leg, or (hybrid) both legs fused by weighted RRF."""
+    dense_vector = np.asarray(dense, dtype=np.float32).tolist()
     if mode is SearchMode.DENSE:
-        return [Request((Leg(DENSE, dense_leg.vector, limit),), limit, where, with_payload=True)]
+        return Request((Leg(DENSE, dense_vector, limit),), limit, where, with_payload=True)
     if mode is SearchMode.SPARSE:
-        return [Request((Leg(SPARSE, sparse, limit),), limit, where, with_payload=True)]
-    fused = Request(
-        (dense_leg, sparse_leg),
+        return Request((Leg(SPARSE, sparse, limit),), limit, where, with_payload=True)
+    prefetch = max(MIN_PREFETCH, PREFETCH_FACTOR * limit)
+    return Request(
+        (Leg(DENSE, dense_vector, prefetch), Leg(SPARSE, sparse, prefetch)),
         limit,
         where,
         with_payload=True,
         fusion=Rrf(RRF_K, (DENSE_WEIGHT, SPARSE_WEIGHT)),
     )
+
+
+def leg_score_requests(fused: Request, point_ids: Sequence[str]) -> list[Request]:
+    """Each leg of a fused query again, restricted to the points it ranked: their own cosine and
+    BM25 scores, for a fraction of what re-running the legs over the whole collection costs.
+
+    A point the sparse leg cannot score (no query term in it) is simply absent from its answer.
+    """
+    where = Where(must=(HasId(tuple(point_ids)),))
     return [
-        fused,
-        Request((dense_leg,), prefetch, where, with_payload=False),
-        Request((sparse_leg,), prefetch, where, with_payload=False),
+        Request((Leg(leg.using, leg.vector, len(point_ids)),), len(point_ids), where, with_payload=False)
+        for leg in fused.legs
     ]
 
 

@@ -10,11 +10,13 @@ from services.retrieval.store.query import (
     MIN_PREFETCH,
     RRF_BEST_SCORE,
     SPARSE_WEIGHT,
+    HasId,
     Match,
     MatchAny,
     Prefix,
     Where,
     filters_where,
+    leg_score_requests,
     relevance,
     rrf_score,
     search_requests,
@@ -42,16 +44,20 @@ def test_filters_become_conditions_on_indexed_fields():
     )
 
 
-def test_hybrid_is_one_fused_request_plus_the_lone_legs_for_their_scores():
+def test_hybrid_is_one_fused_request_and_its_legs_score_only_the_ranked_points():
     sparse = SparseEncoder().encode_query("install linux")
-    fused, dense_leg, sparse_leg = search_requests(SearchMode.HYBRID, [1.0, 0.0], sparse, 5, None)
+    fused = search_requests(SearchMode.HYBRID, [1.0, 0.0], sparse, 5, None)
     assert [leg.using for leg in fused.legs] == ["dense", "sparse"]
     assert fused.fusion is not None and fused.fusion.weights == (1.0, SPARSE_WEIGHT)
-    assert fused.with_payload and not dense_leg.with_payload and not sparse_leg.with_payload
-    assert (dense_leg.legs, sparse_leg.legs) == ((fused.legs[0],), (fused.legs[1],))
+    assert fused.with_payload
     assert all(leg.limit == MIN_PREFETCH for leg in fused.legs)
     assert fused.limit == 5
-    [dense_only] = search_requests(SearchMode.DENSE, [1.0, 0.0], sparse, 7, None)
+    dense_scores, sparse_scores = leg_score_requests(fused, ["p1", "p2"])
+    for request, leg in zip((dense_scores, sparse_scores), fused.legs, strict=True):
+        assert request.legs[0].vector == leg.vector and request.fusion is None
+        assert (request.limit, request.with_payload) == (2, False)
+        assert request.where == Where(must=(HasId(("p1", "p2")),))
+    dense_only = search_requests(SearchMode.DENSE, [1.0, 0.0], sparse, 7, None)
     assert dense_only.fusion is None and dense_only.legs[0].limit == 7
 
 

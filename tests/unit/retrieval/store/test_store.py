@@ -135,6 +135,8 @@ def test_hybrid_search_fuses_both_legs_with_weighted_rrf(store):
         search(store, SearchMode.SPARSE)[0].sparse_score, rel=1e-5
     )
     assert by_key["A"].sparse_score == 0.0 and by_key["A"].dense_score == pytest.approx(0.8, abs=1e-5)
+    for key, hit in by_key.items():  # every hit carries its own cosine, whichever leg found it
+        assert hit.dense_score == pytest.approx(QUERY_COSINES[key], abs=1e-5)
     assert by_key["A"].chunk == chunks["A"]
 
 
