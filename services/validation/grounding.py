@@ -41,56 +41,82 @@ class GroundingConfig(BaseModel):
     # supported: by default all of them, since one fabricated sentence among true ones is the
     # commonest hallucination of a summary. Full splits, allowance 4.5: summaries 0.45: 0.753,
     # 0.7: 0.793, 0.9: 0.820, 1: 0.821; QA 0.977 at 0.45, 0.980 at 1.
-    threshold: float = Field(1.0, ge=0, le=1)
+    threshold: float = Field(
+        1.0, ge=0, le=1, description="Share of claims (by length) that must be supported for is_grounded."
+    )
     # Size of a passage in consecutive sentences. One sentence is best on both splits (QA 0.991
     # vs 0.985 with 3, summaries 0.81 vs 0.79 with 2): a claim's words drawn from several
     # sentences are more often a recombination than a merge of neighbours.
-    window_sentences: int = Field(1, ge=1)
+    window_sentences: int = Field(
+        1, ge=1, description="Consecutive context sentences a claim is compared with at once."
+    )
     # Adjacent words of a claim are stated together when the passage has them in the same order
     # with at most this many content words between them ("the harbour of Dunmore East was
     # completed" states "the harbour was completed"). Costs QA 0.0025 against exact adjacency.
-    phrase_gap: int = Field(2, ge=0)
+    phrase_gap: int = Field(
+        2, ge=0, description="Content words allowed between two words of a phrase in the context."
+    )
     # Answers of at most this many sentences are direct answers, checked phrase by phrase
     # (QA: 0.99 that way, 0.89 when they get the paraphrase allowance instead).
-    direct_answer_max_sentences: int = Field(1, ge=0)
+    direct_answer_max_sentences: int = Field(
+        1, ge=0, description="Answers this short are checked phrase by phrase, with no paraphrase allowance."
+    )
     # Unsupported mass one sentence of a longer answer may carry and still be a paraphrase
     # (shared by the clauses cut from it). Full summarization split at threshold 1: 4: 0.811,
     # 4.5: 0.821, 5: 0.819 (recall of "not grounded" 0.93, 0.88, 0.81).
-    paraphrase_allowance: float = Field(4.5, ge=0)
+    paraphrase_allowance: float = Field(
+        4.5, ge=0, description="Unsupported word mass one sentence of a longer answer may carry."
+    )
     # ... and no more than this share of its content words: a short sentence naming someone the
     # context never mentions ("Its keeper was Thomas Walsh") is not a paraphrase. Full
     # summarization split: 0.5: 0.751, 0.7: 0.815, 0.8: 0.8195, 1: 0.8195, no cap: 0.821.
-    paraphrase_max_share: float = Field(0.8, ge=0)
+    paraphrase_max_share: float = Field(
+        0.8, ge=0, description="... and at most this share of its content words."
+    )
     # Weight of a word found in the chunk but outside the claim's best passage (a word absent
     # from the chunk weighs 1): 0.5 is best at allowance 4.5 (0.3: 0.797, 0.75: 0.807).
-    outside_passage_weight: float = Field(0.5, ge=0)
+    outside_passage_weight: float = Field(
+        0.5, ge=0, description="Weight of a claim word found in the chunk but outside its best passage."
+    )
     # A direct answer with all its words in one passage but not as the same phrases is accepted
     # as a rephrasing when its cosine with the passage reaches this. Recombined facts ("Neil
     # Gaiman directed Beowulf") sit near 0.82, a reordered sentence near 0.89; every rescue on
     # HaluEval QA is a wrong one (it costs 0.005 there), but it spares real rephrasings.
-    direct_rephrase_similarity: float = Field(0.88, ge=0, le=1)
+    direct_rephrase_similarity: float = Field(
+        0.88, ge=0, le=1, description="Cosine at which a reordered direct answer counts as a rephrasing."
+    )
     # Share of semantic similarity in the reported support score and in choosing the best of
     # several chunks (the rest is lexical coverage). It does not decide longer answers: crediting
     # similar paraphrases let fabrications through on HaluEval summaries (-3 points).
-    semantic_weight: float = Field(0.3, ge=0, le=1)
+    semantic_weight: float = Field(
+        0.3, ge=0, le=1, description="Share of embedding similarity in the reported support score."
+    )
     # Passages per claim and chunk (best lexical coverage first) compared by embedding; bounds
     # the embedding work on long contexts.
-    semantic_candidates: int = Field(3, ge=1)
+    semantic_candidates: int = Field(
+        3, ge=1, description="Passages per claim and chunk compared by embedding."
+    )
     # A clause joined by "and" or ";" becomes a claim of its own when both sides have at least
     # this many words (and "and" joins two statements with verbs of their own).
-    min_clause_words: int = Field(3, ge=1)
+    min_clause_words: int = Field(
+        3,
+        ge=1,
+        description="Words needed each side of 'and' or ';' to split a clause into a claim of its own.",
+    )
     # Hard checks: a number, a capitalised name or a negation of the claim missing from its
     # evidence fails a direct answer whatever the other scores say.
-    check_numbers: bool = True
-    check_names: bool = True
-    check_negations: bool = True
+    check_numbers: bool = Field(True, description="A number or date of the claim must be in its evidence.")
+    check_names: bool = Field(True, description="A capitalised name of the claim must be in its evidence.")
+    check_negations: bool = Field(True, description="A negation of the claim must be in its evidence.")
     # In a longer answer a failed hard check adds this to the claim's unsupported mass instead
     # of failing it (a name missing from the chunk then weighs 2: once as a word, once as a name).
     # Full summarization split: 0.5: 0.8215, 1: 0.821, 2: 0.809, a veto: 0.789.
-    hard_check_weight: float = Field(1.0, ge=0)
+    hard_check_weight: float = Field(
+        1.0, ge=0, description="Unsupported mass a failed hard check adds in a longer answer."
+    )
     # A negation of the claim must appear in one of its best N passages: the sentence that
     # carries the "not" is often the neighbour of the one sharing most words.
-    negation_passages: int = Field(3, ge=1)
+    negation_passages: int = Field(3, ge=1, description="Best passages of a claim searched for its negation.")
 
 
 @dataclass(frozen=True)
