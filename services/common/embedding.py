@@ -28,16 +28,28 @@ class LocalEmbeddingModel:
 
     def embed(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         """Unit-length vectors, one row per text (cosine similarity is a dot product)."""
+        with self._lock:  # torch inference is not re-entrant on one module across threads
+            return self._encode(texts, batch_size)
+
+    def embed_if_idle(self, texts: list[str]) -> np.ndarray | None:
+        """Like embed, but None at once instead of waiting while another thread runs the model."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            return self._encode(texts, 64)
+        finally:
+            self._lock.release()
+
+    def _encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        with self._lock:  # torch inference is not re-entrant on one module across threads
-            vectors = self._model.encode(
-                texts,
-                batch_size=batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+        vectors = self._model.encode(
+            texts,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
         return vectors.astype(np.float32, copy=False)
 
     def count_tokens(self, text: str) -> int:
