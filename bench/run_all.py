@@ -30,7 +30,7 @@ RUNS = [
         "--embedded",
         DATA,
     ],
-    ["glossator", "eval", "answers", "--squad", SQUAD, "--limit", "1000", "--embedded", DATA],
+    ["glossator", "eval", "answers", "--squad", SQUAD, "--embedded", DATA],
 ]
 
 
