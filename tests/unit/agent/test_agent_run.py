@@ -174,7 +174,8 @@ async def test_search_gets_the_remaining_deadline_and_times_out_as_a_tool_error(
         AnswerRequest(question="q"), answerer_for(model, stub, retrieval_timeout_s=0.3), seconds=5
     )
     assert time.monotonic() - started < 2
-    assert 0 < servicer.time_remaining[0] <= 0.3
+    # At most the 0.3 s given, give or take the rounding of the grpc-timeout header (seen: 0.30015).
+    assert 0 < servicer.time_remaining[0] <= 0.3 + 0.005
     assert [e.message.split(";")[0] for e in events if isinstance(e, ToolError)] == [
         "retrieval failed: DEADLINE_EXCEEDED: Deadline Exceeded"
     ]
