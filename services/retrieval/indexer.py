@@ -203,9 +203,11 @@ class Indexer:
         passages = [passage_text(d.title, d.section_path, d.text) for d in drafts]
         spans = [prose_sentences(d.text) if self._embed_sentences else [] for d in drafts]
         sentences = [normalise(d.text[a:b]) for d, found in zip(drafts, spans, strict=True) for a, b in found]
+        # Two calls, not one: a batch mixing a 200-token passage with 20-token sentences pads every
+        # sentence to the passage's length (the mixed call took 2.5x as long on agentfactory).
         with observe_stage("embedding"):
-            vectors = self._embedder.embed(passages + sentences)
-        dense, sentence_rows = vectors[: len(passages)], vectors[len(passages) :]
+            dense = self._embedder.embed(passages)
+            sentence_rows = self._embedder.embed(sentences)
         now = datetime.now(UTC)
         points, first_row = [], 0
         for draft, vector, passage, found in zip(drafts, dense, passages, spans, strict=True):
