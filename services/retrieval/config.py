@@ -57,6 +57,6 @@ class RetrievalSettings(ServiceSettings):
     )
     embed_sentences: bool = Field(
         True,
-        description="Embed every prose sentence at ingest (about twice the ingest time), so Search "
+        description="Embed every prose sentence at ingest (about six texts to embed per chunk), so Search "
         "scores each found chunk's sentences against the query without running the model again.",
     )
