@@ -17,15 +17,21 @@ import argparse
 import asyncio
 import dataclasses
 import json
-import statistics
 from pathlib import Path
 
 from bench.harness import EVAL_DIR, ROOT, start_services
-from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
+from glossator.v1 import agent_pb2, common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.agent.models.extractive import Weights, choose_sentences, compose_answer, parse_passages
 from services.agent.models.offline import NOT_COVERED, EmbeddingCache
 from services.agent.tools import format_sources
-from services.commands.eval import EVAL_COLLECTION, SquadQuestion, ingest_squad, load_squad, spread
+from services.commands.eval import (
+    EVAL_COLLECTION,
+    SquadQuestion,
+    answer_figures,
+    ingest_squad,
+    load_squad,
+    spread,
+)
 from services.common.clients import make_channel
 from services.common.embedding import local_embedding_model
 from services.retrieval.sentences import normalise
@@ -60,30 +66,24 @@ async def retrieve(squad: Path, limit: int, data_dir: Path) -> list[Retrieved]:
 
 
 def figures(retrieved: list[Retrieved], weights: Weights, embed) -> dict[str, float]:
-    contained, lengths, own = [], [], []
+    """The answers AskStream would give, scored by `glossator eval answers`' own function."""
+    rows = []
     for item in retrieved:
         passages = parse_passages(format_sources(list(enumerate(item.results, start=1))))
         scored = {
             normalise(r.chunk.text[s.start : s.end]): s.similarity for r in item.results for s in r.sentences
         }
         picks = choose_sentences(item.question.question, passages, embed, weights, scored)
-        answer = compose_answer(picks) if picks else NOT_COVERED
-        contained.append(any(_folded(a) in _folded(answer) for a in item.question.answers))
-        lengths.append(len(answer))
-        own_id = item.question.document_id
-        if any(r.chunk.document_id == own_id for r in item.results):
-            own.append(
-                bool(picks) and all(item.results[p.number - 1].chunk.document_id == own_id for p in picks)
-            )
-    return {
-        "containment": round(sum(contained) / len(contained), 4),
-        "median_answer_chars": statistics.median(lengths),
-        "own_paragraph_citations": round(sum(own) / max(1, len(own)), 4),
-    }
-
-
-def _folded(text: str) -> str:
-    return " ".join(text.lower().split())
+        response = agent_pb2.Response(
+            answer=compose_answer(picks) if picks else NOT_COVERED,
+            sources=[
+                agent_pb2.Source(document_id=item.results[p.number - 1].chunk.document_id) for p in picks
+            ],
+            not_covered=not picks,
+        )
+        found = any(r.chunk.document_id == item.question.document_id for r in item.results)
+        rows.append((item.question, response, found))
+    return answer_figures(rows)
 
 
 def variant(base: Weights, settings: list[str]) -> Weights:
