@@ -4,8 +4,10 @@
 
 The service runs in its own process (`glossator serve retrieval`, embedded Qdrant) on a fresh data
 directory, or on `--data-dir` (kept, so later runs measure Search without ingesting again: their
-"first ingest" then finds every document unchanged and is reported as not measured). Figures: the first ingest of the corpus (chunks/s), the median of repeated unchanged
-ingests (and its share of the first), Search p50/p99 at concurrency 1 and 8 with a cold query
+"first ingest" then finds every document unchanged and is reported as not measured).
+
+Figures: the first ingest of the corpus (chunks/s), the median of repeated unchanged ingests (and
+its share of the first), Search p50/p99 at concurrency 1 and 8 with a cold query
 cache (every query distinct), QPS, the floor (embedding the same queries in-process), and the
 service's resident memory with the collection loaded.
 """

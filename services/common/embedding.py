@@ -30,26 +30,26 @@ class LocalEmbeddingModel:
         self.max_tokens = int(model.max_seq_length)
         self.tokenizer = model.tokenizer
 
-    def embed(self, texts: list[str], batch_size: int = BATCH_SIZE) -> np.ndarray:
+    def embed(self, texts: list[str]) -> np.ndarray:
         """Unit-length vectors, one row per text (cosine similarity is a dot product)."""
         with self._lock:  # torch inference is not re-entrant on one module across threads
-            return self._encode(texts, batch_size)
+            return self._encode(texts)
 
     def embed_if_idle(self, texts: list[str]) -> np.ndarray | None:
         """Like embed, but None at once instead of waiting while another thread runs the model."""
         if not self._lock.acquire(blocking=False):
             return None
         try:
-            return self._encode(texts, BATCH_SIZE)
+            return self._encode(texts)
         finally:
             self._lock.release()
 
-    def _encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+    def _encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         vectors = self._model.encode(
             texts,
-            batch_size=batch_size,
+            batch_size=BATCH_SIZE,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,

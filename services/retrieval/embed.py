@@ -121,7 +121,7 @@ class QueryBatcher:
     A query its caller says is `alone` (no other search in flight) runs the in-process model on
     the event loop's own thread when nothing else holds the model: handing it to a worker thread
     and back costs two thread wake-ups, about 1 ms of a 6 ms embedding on a 2-core machine
-    (bench/retrieval_bench.py: c=1 p50 10.5 -> 8.9 ms). Under load the loop stays free, since it
+    (bench/retrieval_bench.py: c=1 p50 10.5 -> 9.4 ms). Under load the loop stays free, since it
     has other searches to move along while the model runs.
     """
 

@@ -277,8 +277,9 @@ class EngineStore(VectorStore):
         self._check_dimensions(name, dense, self._manifest(name).dense_dimensions)
         request = search_requests(mode, dense, sparse_vector, limit, filters_where(filters))
         (ranked,) = self._query(name, [request])
-        if mode is SearchMode.HYBRID and ranked:
-            legs = self._query(name, leg_score_requests(request, [p.point_id for p in ranked]))
+        if mode is SearchMode.HYBRID:
+            ids = [p.point_id for p in ranked]
+            legs = self._query(name, leg_score_requests(request, ids)) if ids else [[], []]
             dense_scores, sparse_scores = ({p.point_id: p.score for p in leg} for leg in legs)
         elif mode is SearchMode.DENSE:
             dense_scores, sparse_scores = {p.point_id: p.score for p in ranked}, {}
