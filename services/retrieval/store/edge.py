@@ -56,7 +56,7 @@ class EdgeStore(EngineStore):
                 path = self._path(name, part)
                 if not (path / _CONFIG_FILE).exists():
                     raise NotFound(f"collection {name!r} does not exist")
-                self._shards[(name, part)] = self._open(path, qe.EdgeShard.load)
+                self._shards[(name, part)] = self._open(path, qe.EdgeShard.load, _part_config(part))
             return self._shards[(name, part)]
 
     @staticmethod
@@ -76,20 +76,8 @@ class EdgeStore(EngineStore):
 
     def _create_parts(self, name: str, dense_dimensions: int) -> None:
         configs = {
-            Part.CHUNKS: (
-                qe.EdgeConfig(
-                    vectors={
-                        layout.DENSE: qe.EdgeVectorParams(size=dense_dimensions, distance=qe.Distance.Cosine)
-                    },
-                    sparse_vectors={layout.SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
-                ),
-                layout.CHUNK_INDEXES,
-            ),
-            # An edge shard needs at least one vector; record points simply never set this one.
-            Part.DOCUMENTS: (
-                qe.EdgeConfig(sparse_vectors={"unused": qe.EdgeSparseVectorParams()}),
-                layout.DOCUMENT_INDEXES,
-            ),
+            Part.CHUNKS: (_part_config(Part.CHUNKS, dense_dimensions), layout.CHUNK_INDEXES),
+            Part.DOCUMENTS: (_part_config(Part.DOCUMENTS), layout.DOCUMENT_INDEXES),
         }
         with self._shards_lock:
             for part, (config, indexes) in configs.items():
@@ -155,6 +143,38 @@ class EdgeStore(EngineStore):
             self._shards.clear()
 
 
+def _part_config(part: Part, dense_dimensions: int | None = None) -> qe.EdgeConfig:
+    """A part's shard configuration; without dimensions, the one to load an existing shard with.
+
+    Chunks keep an int8 copy of the dense vectors in RAM (see layout); a shard created without
+    it gets it the next time it is optimised (at the end of an ingest).
+
+    Payloads are `Cached`: mapped and read into the page cache when a segment opens. Every search
+    reads its hits' payloads, and Qdrant's default (`Cold`) leaves them on disk until first read:
+    on the agentfactory book 5 payloads read for the first time took 0.8 ms, against 0.06 ms from
+    the page cache, and the service's c=1 Search p50 was 1.1 ms slower. Loading an existing shard
+    with this config records it, so segments the optimizer writes from then on are cached too.
+    """
+    if part is Part.DOCUMENTS:
+        # An edge shard needs at least one vector; record points simply never set this one.
+        return qe.EdgeConfig(
+            sparse_vectors={"unused": qe.EdgeSparseVectorParams()}, payload_memory=qe.Memory.Cached
+        )
+    dense = (
+        {layout.DENSE: qe.EdgeVectorParams(size=dense_dimensions, distance=qe.Distance.Cosine)}
+        if dense_dimensions
+        else None  # inherited from the shard on load
+    )
+    return qe.EdgeConfig(
+        vectors=dense,
+        sparse_vectors={layout.SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        payload_memory=qe.Memory.Cached,
+        quantization_config=qe.ScalarQuantizationConfig(
+            qe.ScalarType.Int8, quantile=layout.DENSE_QUANTILE, memory=qe.Memory.Pinned
+        ),
+    )
+
+
 def _point(point: NewPoint) -> qe.Point:
     vectors: dict[str, Any] = {}
     if point.dense is not None:
@@ -174,12 +194,22 @@ def _query_request(request: Request) -> qe.QueryRequest:
     }
     if request.fusion is None:
         (leg,) = request.legs
-        return qe.QueryRequest(query=_nearest(leg), **common)
+        return qe.QueryRequest(query=_nearest(leg), params=_params(leg), **common)
     return qe.QueryRequest(
-        prefetches=[qe.Prefetch(limit=leg.limit, query=_nearest(leg), filter=where) for leg in request.legs],
+        prefetches=[
+            qe.Prefetch(limit=leg.limit, query=_nearest(leg), filter=where, params=_params(leg))
+            for leg in request.legs
+        ],
         query=qe.Fusion.Rrf(k=request.fusion.k, weights=list(request.fusion.weights)),
         **common,
     )
+
+
+def _params(leg: Leg) -> qe.SearchParams | None:
+    if leg.oversampling is None:
+        return None
+    quantization = qe.QuantizationSearchParams(rescore=True, oversampling=leg.oversampling)
+    return qe.SearchParams(quantization=quantization)
 
 
 def _nearest(leg: Leg) -> qe.Query:

@@ -6,7 +6,10 @@ so a Qdrant server needs no other storage:
   (cosine) and "sparse" (IDF modifier); payload = every Chunk field plus "section_keys" (the
   headings of section_path normalised by section_key, for the section filter) and, when sentences
   were embedded, "sentences" (their offsets) with "sentence_vectors" and "sentence_scales" (the
-  embeddings quantised to int8, base64; see encode_sentences).
+  embeddings quantised to int8, base64; see encode_sentences). The dense vectors also have an
+  int8 copy kept in RAM (scalar quantization at DENSE_QUANTILE) that searches walk before
+  rescoring on the originals (query.DENSE_OVERSAMPLING); payloads are read into the page cache
+  when the collection opens, since every search reads its hits'.
 - documents (NAME.documents; the dot cannot occur in a collection name, so no user collection
   collides with it): payload-only points, one record per completely indexed document (id = uuid5
   of the document id) and one manifest (embedding model, dimensions, layout version). The
@@ -27,6 +30,8 @@ from services.retrieval.store.base import Chunk, DocumentRecord, SentenceScore, 
 
 DENSE = "dense"
 SPARSE = "sparse"
+# Scalar quantization of the dense vectors: int8 over the central 99% of component values.
+DENSE_QUANTILE = 0.99
 DOCUMENTS_SUFFIX = ".documents"
 # Bumped when the payload or vector layout changes incompatibly; older collections are refused.
 LAYOUT_VERSION = 1

@@ -94,6 +94,11 @@ class QdrantClientStore(EngineStore):
                 sparse_vectors_config={
                     layout.SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)
                 },
+                quantization_config=models.ScalarQuantization(
+                    scalar=models.ScalarQuantizationConfig(
+                        type=models.ScalarType.INT8, quantile=layout.DENSE_QUANTILE, always_ram=True
+                    )
+                ),
             )
         if not self._has_part(name, Part.DOCUMENTS):
             self._create(layout.documents_collection(name), layout.DOCUMENT_INDEXES, vectors_config={})
@@ -101,7 +106,9 @@ class QdrantClientStore(EngineStore):
     def _create(self, collection: str, indexes: dict[str, bool], **config: Any) -> None:
         try:
             with self._calls():
-                self._client.create_collection(collection, **config)
+                # Payloads in the page cache from startup (every search reads its hits'), as in
+                # the edge backend; servers before 1.19 keep them in RAM instead.
+                self._client.create_collection(collection, on_disk_payload=False, **config)
         except UnexpectedResponse as exc:
             if exc.status_code != _HTTP_CONFLICT:  # another replica created it first: fine
                 raise
@@ -193,15 +200,24 @@ def _query_request(request: Request) -> models.QueryRequest:
     }
     if request.fusion is None:
         (leg,) = request.legs
-        return models.QueryRequest(query=_vector(leg), using=leg.using, **common)
+        return models.QueryRequest(query=_vector(leg), using=leg.using, params=_params(leg), **common)
     return models.QueryRequest(
         prefetch=[
-            models.Prefetch(query=_vector(leg), using=leg.using, filter=where, limit=leg.limit)
+            models.Prefetch(
+                query=_vector(leg), using=leg.using, filter=where, limit=leg.limit, params=_params(leg)
+            )
             for leg in request.legs
         ],
         query=models.RrfQuery(rrf=models.Rrf(k=request.fusion.k, weights=list(request.fusion.weights))),
         **common,
     )
+
+
+def _params(leg: Leg) -> models.SearchParams | None:
+    if leg.oversampling is None:
+        return None
+    quantization = models.QuantizationSearchParams(rescore=True, oversampling=leg.oversampling)
+    return models.SearchParams(quantization=quantization)
 
 
 def _vector(leg: Leg) -> list[float] | models.SparseVector:

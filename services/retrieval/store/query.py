@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -29,6 +29,11 @@ MIN_PREFETCH = 30
 PREFETCH_FACTOR = 3
 # BM25 score at which a sparse-only search reports relevance 0.5 (about two rare terms matched).
 SPARSE_HALF_RELEVANCE_SCORE = 10.0
+# Dense legs walk the HNSW graph on the int8 copy of the vectors (layout.DENSE_QUANTILE), fetch
+# this many times their limit and rescore those on the float32 vectors. On the agentfactory book
+# the dense leg's top 30 then match an exact search as often as without quantization (0.991), in
+# 0.44 ms instead of 0.63 ms right after a query embedding (4x fewer bytes to read).
+DENSE_OVERSAMPLING = 2.0
 
 
 def rrf_score(k: int, weight: float, rank: int) -> float:
@@ -79,6 +84,8 @@ class Leg:
     using: str
     vector: list[float] | SparseVector
     limit: int
+    # Set on dense legs: search the quantized vectors with this oversampling, then rescore.
+    oversampling: float | None = None
 
 
 @dataclass(frozen=True)
@@ -124,12 +131,14 @@ def search_requests(
     """The one query a search sends: a single leg, or (hybrid) both legs fused by weighted RRF."""
     dense_vector = np.asarray(dense, dtype=np.float32).tolist()
     if mode is SearchMode.DENSE:
-        return Request((Leg(DENSE, dense_vector, limit),), limit, where, with_payload=True)
+        return Request(
+            (Leg(DENSE, dense_vector, limit, DENSE_OVERSAMPLING),), limit, where, with_payload=True
+        )
     if mode is SearchMode.SPARSE:
         return Request((Leg(SPARSE, sparse, limit),), limit, where, with_payload=True)
     prefetch = max(MIN_PREFETCH, PREFETCH_FACTOR * limit)
     return Request(
-        (Leg(DENSE, dense_vector, prefetch), Leg(SPARSE, sparse, prefetch)),
+        (Leg(DENSE, dense_vector, prefetch, DENSE_OVERSAMPLING), Leg(SPARSE, sparse, prefetch)),
         limit,
         where,
         with_payload=True,
@@ -145,7 +154,7 @@ def leg_score_requests(fused: Request, point_ids: Sequence[str]) -> list[Request
     """
     where = Where(must=(HasId(tuple(point_ids)),))
     return [
-        Request((Leg(leg.using, leg.vector, len(point_ids)),), len(point_ids), where, with_payload=False)
+        Request((replace(leg, limit=len(point_ids)),), len(point_ids), where, with_payload=False)
         for leg in fused.legs
     ]
 

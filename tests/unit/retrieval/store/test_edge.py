@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -94,3 +95,30 @@ def test_a_second_store_on_the_same_directory_is_refused(tmp_path):
     finally:
         second.close()
         first.close()
+
+
+def shard_config(root: Path, part: str) -> dict:
+    return json.loads((root / COLLECTION / part / "edge_config.json").read_text())
+
+
+def test_payloads_are_cached_and_dense_vectors_quantized_also_in_a_shard_made_before(tmp_path):
+    store = EdgeStore(tmp_path)
+    index_corpus(store)
+    store.close()
+    # Make it a shard created before these settings existed: Qdrant's defaults, as persisted.
+    old = {k: v for k, v in shard_config(tmp_path, "chunks").items() if k != "quantization_config"}
+    old["payload_memory"] = "cold"
+    (tmp_path / COLLECTION / "chunks" / "edge_config.json").write_text(json.dumps(old))
+
+    reopened = EdgeStore(tmp_path)
+    try:
+        assert (
+            len(reopened.search(COLLECTION, query_vector(), ENCODER.encode_query("x"), SearchMode.DENSE, 5))
+            == 5
+        )
+    finally:
+        reopened.close()
+    chunks = shard_config(tmp_path, "chunks")
+    assert chunks["payload_memory"] == "cached"
+    assert chunks["quantization_config"]["scalar"]["type"] == "int8"
+    assert shard_config(tmp_path, "documents")["payload_memory"] == "cached"

@@ -7,6 +7,7 @@ import pytest
 from services.retrieval.sparse import SparseEncoder
 from services.retrieval.store import SearchFilters, SearchMode
 from services.retrieval.store.query import (
+    DENSE_OVERSAMPLING,
     MIN_PREFETCH,
     RRF_BEST_SCORE,
     SPARSE_WEIGHT,
@@ -59,6 +60,19 @@ def test_hybrid_is_one_fused_request_and_its_legs_score_only_the_ranked_points()
         assert request.where == Where(must=(HasId(("p1", "p2")),))
     dense_only = search_requests(SearchMode.DENSE, [1.0, 0.0], sparse, 7, None)
     assert dense_only.fusion is None and dense_only.legs[0].limit == 7
+
+
+def test_dense_legs_search_the_quantized_vectors_oversampled_and_sparse_legs_do_not():
+    sparse = SparseEncoder().encode_query("install linux")
+    fused = search_requests(SearchMode.HYBRID, [1.0, 0.0], sparse, 5, None)
+    assert [leg.oversampling for leg in fused.legs] == [DENSE_OVERSAMPLING, None]
+    rescored = leg_score_requests(fused, ["p1"])
+    assert [r.legs[0].oversampling for r in rescored] == [DENSE_OVERSAMPLING, None]
+    assert (
+        search_requests(SearchMode.DENSE, [1.0, 0.0], sparse, 5, None).legs[0].oversampling
+        == DENSE_OVERSAMPLING
+    )
+    assert search_requests(SearchMode.SPARSE, [1.0, 0.0], sparse, 5, None).legs[0].oversampling is None
 
 
 def test_hybrid_relevance_anchors():
