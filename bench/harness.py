@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
@@ -107,6 +107,26 @@ class LoadResult:
     p50_ms: float
     p99_ms: float
     qps: float
+    latencies_ms: tuple[float, ...] = field(default=(), repr=False)
+    elapsed_s: float = 0.0
+
+    @classmethod
+    def of(cls, concurrency: int, latencies_ms: Sequence[float], elapsed_s: float) -> LoadResult:
+        return cls(
+            concurrency,
+            len(latencies_ms),
+            statistics.median(latencies_ms),
+            percentile(latencies_ms, 0.99),
+            len(latencies_ms) / elapsed_s,
+            tuple(latencies_ms),
+            elapsed_s,
+        )
+
+    @classmethod
+    def merged(cls, parts: Sequence[LoadResult]) -> LoadResult:
+        """One result of several runs at the same concurrency, as if they had run back to back."""
+        latencies = [ms for part in parts for ms in part.latencies_ms]
+        return cls.of(parts[0].concurrency, latencies, sum(part.elapsed_s for part in parts))
 
     def as_dict(self) -> dict:
         return {
@@ -134,7 +154,4 @@ async def run_load(call: Callable[[int], Awaitable[None]], calls: int, concurren
 
     start = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    elapsed = time.perf_counter() - start
-    return LoadResult(
-        concurrency, calls, statistics.median(latencies), percentile(latencies, 0.99), calls / elapsed
-    )
+    return LoadResult.of(concurrency, latencies, time.perf_counter() - start)
