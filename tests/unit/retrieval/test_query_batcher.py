@@ -1,4 +1,4 @@
-"""The query micro-batcher on the real local model: lone queries inline, concurrent ones batched."""
+"""The query micro-batcher on the real local model: concurrent queries batched, all on one thread."""
 
 from __future__ import annotations
 
@@ -8,26 +8,20 @@ import threading
 import numpy as np
 import pytest
 
+from services.common.embedding import local_embedding_model
 from services.retrieval.embed import LocalEmbeddingProvider, QueryBatcher
 
 
-class RecordingProvider:
-    """The real local provider, noting each call's texts and the thread it ran on."""
+class RecordingProvider(LocalEmbeddingProvider):
+    """The real local provider, noting the texts of each call that reaches the model."""
 
     def __init__(self) -> None:
-        self._real = LocalEmbeddingProvider()
-        self.name, self.dimensions = self._real.name, self._real.dimensions
-        self.calls: list[tuple[str, list[str], str]] = []
+        super().__init__()
+        self.calls: list[list[str]] = []
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.calls.append(("worker", list(texts), threading.current_thread().name))
-        return self._real.embed(texts)
-
-    def embed_if_idle(self, texts: list[str]) -> np.ndarray | None:
-        vectors = self._real.embed_if_idle(texts)
-        if vectors is not None:
-            self.calls.append(("inline", list(texts), threading.current_thread().name))
-        return vectors
+    async def embed_async(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return await super().embed_async(texts)
 
 
 @pytest.fixture(scope="module")
@@ -43,43 +37,56 @@ async def batcher(provider):
     await batcher.close()
 
 
-async def test_a_query_alone_is_embedded_on_the_event_loop_thread(batcher, provider):
-    vector = await batcher.embed("how do I install the package", alone=True)
-    expected = provider._real.embed(["how do I install the package"])[0]
+async def test_a_lone_query_is_embedded_at_once_and_alone(batcher, provider):
+    vector = await batcher.embed("how do I install the package")
+    expected = provider.embed(["how do I install the package"])[0]
     assert np.allclose(vector, expected, atol=1e-5)
-    assert provider.calls == [("inline", ["how do I install the package"], threading.current_thread().name)]
-    await batcher.embed("how do I remove the package")  # other searches in flight: a worker runs it
-    assert [kind for kind, _, _ in provider.calls] == ["inline", "worker"]
+    assert provider.calls == [["how do I install the package"]]
 
 
 async def test_concurrent_queries_share_batches_and_each_gets_its_own_vector(batcher, provider):
     texts = [f"question number {i} about sessions" for i in range(9)]
-    vectors = await asyncio.gather(*(batcher.embed(t, alone=True) for t in texts))
-    expected = provider._real.embed(texts)
+    vectors = await asyncio.gather(*(batcher.embed(t) for t in texts))
+    expected = provider.embed(texts)
     assert all(np.allclose(v, e, atol=1e-5) for v, e in zip(vectors, expected, strict=True))
-    sizes = [len(batch) for _, batch, _ in provider.calls]
+    sizes = [len(batch) for batch in provider.calls]
     assert sum(sizes) == 9 and max(sizes) <= 4 and len(sizes) < 9
-    assert all(kind == "worker" for kind, batch, _ in provider.calls if len(batch) > 1)
 
 
-async def test_a_busy_model_sends_even_a_lone_query_to_a_worker_thread(batcher, provider):
-    model = provider._real._model
-    held = threading.Event()
-    release = threading.Event()
+async def test_the_event_loop_is_free_while_the_model_is_busy(batcher, provider):
+    model = local_embedding_model()
+    started, release = threading.Event(), threading.Event()
 
-    def hold_the_model() -> None:
-        with model._lock:  # what an ingest batch or a validation run does
-            held.set()
-            release.wait(5)
+    def occupy_the_model() -> None:  # what an ingest batch or a validation run does
+        started.set()
+        release.wait(5)
 
-    holder = threading.Thread(target=hold_the_model)
-    holder.start()
-    held.wait(5)
-    pending = asyncio.ensure_future(batcher.embed("what is a collection", alone=True))
+    busy = model.executor.submit(occupy_the_model)
+    started.wait(5)
+    pending = asyncio.ensure_future(batcher.embed("what is a collection"))
     await asyncio.sleep(0.05)
-    assert not pending.done()  # the event loop is free while the model is busy
+    assert not pending.done()  # queued behind the model's work, while the loop runs on
     release.set()
     vector = await pending
-    holder.join()
+    busy.result()
     assert vector.shape == (provider.dimensions,)
-    assert [kind for kind, _, _ in provider.calls] == ["worker"]
+
+
+def test_every_caller_runs_the_model_on_its_one_thread(monkeypatch):
+    """One thread only: GNU OpenMP gives each thread running torch its own team of workers."""
+    model = local_embedding_model()
+    seen: set[str] = set()
+    encode = model._model.encode
+
+    def recording_encode(*args, **kwargs):
+        seen.add(threading.current_thread().name)
+        return encode(*args, **kwargs)
+
+    monkeypatch.setattr(model._model, "encode", recording_encode)
+    threads = [threading.Thread(target=model.embed, args=([f"text {i}"],)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    model.embed(["from the test's own thread"])
+    assert len(seen) == 1 and seen.pop().startswith("embedding-model")
