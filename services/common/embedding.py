@@ -26,9 +26,10 @@ class LocalEmbeddingModel:
     Every forward pass runs on `executor`'s single thread, whichever thread asks. PyTorch runs on
     GNU OpenMP, which gives each thread that starts a parallel region its own team of workers;
     once a process holds more of them than it has cores, every team's workers stop spinning
-    between operations and must be woken for each one. Before, the query path embedded on the
-    event loop and ingest batches on executor threads: after the first ingest (or concurrent
-    Search batch) a query's embedding took 2-5 ms longer, for as long as the process lived.
+    between operations and must be woken for each one. With queries embedded on the event loop
+    and ingest batches on executor threads, a query's embedding took 2-5 ms longer (of 10 ms, on
+    2 cores) after the first ingest or concurrent Search batch, for as long as the process lived.
+    Token counting uses only the tokenizer and runs on the caller's thread.
     """
 
     def __init__(self, model, executor: ThreadPoolExecutor) -> None:
