@@ -10,7 +10,6 @@ never with the exception text.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -58,16 +57,21 @@ class _Call:
         self.request_id = _request_id(context)
         self.start = time.perf_counter()
         self.code = grpc.StatusCode.OK
-
-    def begin(self) -> None:
+        self.cancelled = False
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(
-            request_id=self.request_id, rpc=f"{self.service}/{self.method}", peer=self.context.peer()
+            request_id=self.request_id, rpc=f"{service}/{method}", peer=context.peer()
         )
-        self.context.set_trailing_metadata(((REQUEST_ID_KEY, self.request_id),))
+        context.set_trailing_metadata(((REQUEST_ID_KEY, self.request_id),))
 
     async def fail(self, error: BaseException) -> None:
-        """Aborts the call with the status the error deserves (always raises)."""
+        """Ends the call as the error deserves (always raises): aborts and cancellations go on
+        as they are, domain errors become their status, anything else INTERNAL."""
+        if isinstance(error, grpc.aio.AbortError):
+            raise error
+        if _is_cancellation(error):
+            self.cancelled = True
+            raise error
         trailer = ((REQUEST_ID_KEY, self.request_id),)
         if isinstance(error, GlossatorError):
             status = status_for(error)
@@ -80,8 +84,13 @@ class _Call:
             grpc.StatusCode.INTERNAL, f"internal error (request_id={self.request_id})", trailer
         )
 
-    def finish(self, cancelled: bool = False) -> None:
-        code = grpc.StatusCode.CANCELLED if cancelled else (self.context.code() or self.code)
+    def finish_soon(self) -> None:
+        """Metrics and the closing log line wait for the next turn of the event loop, when gRPC
+        has the reply: the caller does not wait for them."""
+        asyncio.get_running_loop().call_soon(self._finish)
+
+    def _finish(self) -> None:
+        code = grpc.StatusCode.CANCELLED if self.cancelled else (self.context.code() or self.code)
         if not isinstance(code, grpc.StatusCode):
             code = self.code
         elapsed = time.perf_counter() - self.start
@@ -91,6 +100,10 @@ class _Call:
 
 
 class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
+    def __init__(self) -> None:
+        # A method's handler is the same object on every call; so is its wrapped twin.
+        self._wrapped: dict[grpc.RpcMethodHandler, grpc.RpcMethodHandler] = {}
+
     async def intercept_service(
         self,
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
@@ -99,27 +112,35 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
         handler = await continuation(handler_call_details)
         if handler is None:
             return None
-        service, _, method = handler_call_details.method.lstrip("/").partition("/")
-        # The interceptor decodes requests itself, so that undecodable bytes (bad UTF-8, a wrong
-        # message) are INVALID_ARGUMENT with a reason rather than gRPC's bare UNKNOWN.
-        decode = _decoder(handler.request_deserializer, streaming=handler.request_streaming)
-        if handler.unary_unary or handler.stream_unary:
-            behavior = handler.unary_unary or handler.stream_unary
-            factory = (
-                grpc.unary_unary_rpc_method_handler
-                if handler.unary_unary
-                else grpc.stream_unary_rpc_method_handler
-            )
-            wrapped = _wrap_unary(behavior, decode, service, method)
-        else:
-            behavior = handler.unary_stream or handler.stream_stream
-            factory = (
-                grpc.unary_stream_rpc_method_handler
-                if handler.unary_stream
-                else grpc.stream_stream_rpc_method_handler
-            )
-            wrapped = _wrap_stream(behavior, decode, service, method)
-        return factory(wrapped, request_deserializer=None, response_serializer=handler.response_serializer)
+        wrapped = self._wrapped.get(handler)
+        if wrapped is None:
+            wrapped = self._wrapped[handler] = _observed_handler(handler, handler_call_details.method)
+        return wrapped
+
+
+def _observed_handler(handler: grpc.RpcMethodHandler, full_method: str) -> grpc.RpcMethodHandler:
+    """The handler with per-call bookkeeping and the interceptor's own request decoding."""
+    service, _, method = full_method.lstrip("/").partition("/")
+    # The interceptor decodes requests itself, so that undecodable bytes (bad UTF-8, a wrong
+    # message) are INVALID_ARGUMENT with a reason rather than gRPC's bare UNKNOWN.
+    decode = _decoder(handler.request_deserializer, streaming=handler.request_streaming)
+    if handler.unary_unary or handler.stream_unary:
+        behavior = handler.unary_unary or handler.stream_unary
+        factory = (
+            grpc.unary_unary_rpc_method_handler
+            if handler.unary_unary
+            else grpc.stream_unary_rpc_method_handler
+        )
+        wrapped = _wrap_unary(behavior, decode, service, method)
+    else:
+        behavior = handler.unary_stream or handler.stream_stream
+        factory = (
+            grpc.unary_stream_rpc_method_handler
+            if handler.unary_stream
+            else grpc.stream_stream_rpc_method_handler
+        )
+        wrapped = _wrap_stream(behavior, decode, service, method)
+    return factory(wrapped, request_deserializer=None, response_serializer=handler.response_serializer)
 
 
 def _decode_one(deserialize: Callable[[bytes], Any], raw: bytes) -> Any:
@@ -143,31 +164,17 @@ def _decoder(deserialize: Callable[[bytes], Any] | None, *, streaming: bool) -> 
     return lambda raw: _decode_one(deserialize, raw)
 
 
-@contextlib.asynccontextmanager
-async def _observed(service: str, method: str, context: grpc.aio.ServicerContext) -> AsyncIterator[None]:
-    """Runs one RPC's behaviour inside the per-call bookkeeping and error translation."""
-    call = _Call(service, method, context)
-    call.begin()
-    cancelled = False
-    try:
-        yield
-    except grpc.aio.AbortError:
-        raise
-    except BaseException as error:
-        if _is_cancellation(error):
-            cancelled = True
-            raise
-        await call.fail(error)
-    finally:
-        call.finish(cancelled)
-
-
 def _wrap_unary(
     behavior: Callable[..., Awaitable[Any]], decode: Callable[[Any], Any], service: str, method: str
 ):
     async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
-        async with _observed(service, method, context):
+        call = _Call(service, method, context)
+        try:
             return await behavior(decode(request), context)
+        except BaseException as error:
+            await call.fail(error)
+        finally:
+            call.finish_soon()
 
     return unary
 
@@ -176,9 +183,14 @@ def _wrap_stream(
     behavior: Callable[..., AsyncIterator[Any]], decode: Callable[[Any], Any], service: str, method: str
 ):
     async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-        async with _observed(service, method, context):
+        call = _Call(service, method, context)
+        try:
             async for item in behavior(decode(request), context):
                 yield item
+        except BaseException as error:
+            await call.fail(error)
+        finally:
+            call.finish_soon()
 
     return stream
 

@@ -12,6 +12,7 @@ the same data directory gets Unavailable.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -220,7 +221,10 @@ def _nearest(leg: Leg) -> qe.Query:
     )
 
 
+@functools.lru_cache(maxsize=64)
 def _filter(where: Where | None) -> qe.Filter | None:
+    """Cached: a search's leg-score queries share one filter on the ids of its hits, and the
+    engine's filter objects are read-only values that parse every point id anew (25 us for 5)."""
     if where is None:
         return None
     return qe.Filter(

@@ -139,8 +139,8 @@ def sentence_scores(payload: dict[str, Any], query: np.ndarray | None) -> tuple[
     rows = rows.reshape(len(spans), -1).astype(np.float32)
     similarities = (rows @ query) * np.asarray(payload["sentence_scales"], dtype=np.float32)
     return tuple(
-        SentenceScore(int(start), int(end), float(similarity))
-        for (start, end), similarity in zip(spans, similarities, strict=True)
+        SentenceScore(int(start), int(end), similarity)
+        for (start, end), similarity in zip(spans, similarities.tolist(), strict=True)
     )
 
 
