@@ -24,6 +24,13 @@ from services.common.errors import FieldViolation, GlossatorError, InvalidArgume
 from services.common.metrics import RPC_LATENCY, RPC_REQUESTS
 
 REQUEST_ID_KEY = "x-request-id"
+# By (request streaming, response streaming).
+_HANDLER_FACTORIES = {
+    (False, False): grpc.unary_unary_rpc_method_handler,
+    (True, False): grpc.stream_unary_rpc_method_handler,
+    (False, True): grpc.unary_stream_rpc_method_handler,
+    (True, True): grpc.stream_stream_rpc_method_handler,
+}
 _MAX_REQUEST_ID_LENGTH = 128
 log = structlog.get_logger("glossator.rpc")
 
@@ -124,22 +131,10 @@ def _observed_handler(handler: grpc.RpcMethodHandler, full_method: str) -> grpc.
     # The interceptor decodes requests itself, so that undecodable bytes (bad UTF-8, a wrong
     # message) are INVALID_ARGUMENT with a reason rather than gRPC's bare UNKNOWN.
     decode = _decoder(handler.request_deserializer, streaming=handler.request_streaming)
-    if handler.unary_unary or handler.stream_unary:
-        behavior = handler.unary_unary or handler.stream_unary
-        factory = (
-            grpc.unary_unary_rpc_method_handler
-            if handler.unary_unary
-            else grpc.stream_unary_rpc_method_handler
-        )
-        wrapped = _wrap_unary(behavior, decode, service, method)
-    else:
-        behavior = handler.unary_stream or handler.stream_stream
-        factory = (
-            grpc.unary_stream_rpc_method_handler
-            if handler.unary_stream
-            else grpc.stream_stream_rpc_method_handler
-        )
-        wrapped = _wrap_stream(behavior, decode, service, method)
+    behavior = handler.unary_unary or handler.stream_unary or handler.unary_stream or handler.stream_stream
+    wrap = _wrap_stream if handler.response_streaming else _wrap_unary
+    factory = _HANDLER_FACTORIES[handler.request_streaming, handler.response_streaming]
+    wrapped = wrap(behavior, decode, service, method)
     return factory(wrapped, request_deserializer=None, response_serializer=handler.response_serializer)
 
 
