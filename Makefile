@@ -32,12 +32,14 @@ lint: setup
 	$(BIN)/buf lint
 	$(MAKE) breaking
 
-# Every commit that changed the contracts is checked against the version before it.
+# Every commit that changed the contracts is checked against the version before it. buf clones
+# only 50 commits deep for a ref unless told otherwise, so it is given the whole history.
 breaking: setup
-	@for rev in $$(git log --format=%H -- protos/glossator/v1/*.proto); do \
+	@depth=$$(git rev-list --count HEAD); \
+	for rev in $$(git log --format=%H -- protos/glossator/v1/*.proto); do \
 	  if git cat-file -e $$rev~1:protos/glossator/v1/common.proto 2>/dev/null; then \
 	    echo "buf breaking: $$(git log -1 --format='%h %s' $$rev)"; \
-	    $(BIN)/buf breaking ".git#ref=$$rev" --against ".git#ref=$$rev~1" || exit 1; \
+	    $(BIN)/buf breaking ".git#ref=$$rev,depth=$$depth" --against ".git#ref=$$rev~1,depth=$$depth" || exit 1; \
 	  fi; \
 	done
 	@if ! git diff --quiet HEAD -- protos; then $(BIN)/buf breaking --against ".git#ref=HEAD"; fi
