@@ -24,6 +24,7 @@ from services.common.errors import FieldViolation, GlossatorError, InvalidArgume
 from services.common.metrics import RPC_LATENCY, RPC_REQUESTS
 
 REQUEST_ID_KEY = "x-request-id"
+_MAX_REQUEST_ID_LENGTH = 128
 # By (request streaming, response streaming).
 _HANDLER_FACTORIES = {
     (False, False): grpc.unary_unary_rpc_method_handler,
@@ -31,7 +32,6 @@ _HANDLER_FACTORIES = {
     (False, True): grpc.unary_stream_rpc_method_handler,
     (True, True): grpc.stream_stream_rpc_method_handler,
 }
-_MAX_REQUEST_ID_LENGTH = 128
 log = structlog.get_logger("glossator.rpc")
 
 
