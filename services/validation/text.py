@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 # fmt: off
 STOPWORDS = frozenset(
@@ -104,11 +104,13 @@ def is_content_word(word: str) -> bool:
     )
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A light suffix stripper: plurals, -ed, -ing and -ly fold together, nothing cleverer.
 
     Claim and context go through the same function, so it only has to be consistent, not correct:
-    "based", "bases" and "base" all become "bas".
+    "based", "bases" and "base" all become "bas". Cached: an answer and its passages repeat their
+    words, and a book's vocabulary is a few tens of thousands of them.
     """
     if len(word) <= 2 or not word.isalpha():
         return word
