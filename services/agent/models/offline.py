@@ -56,10 +56,11 @@ MODEL_NAME = "offline-extractive"
 NOT_COVERED = "The book does not cover this question: none of the retrieved passages answer it."
 NOTHING_FOUND = "The book does not cover this question: the search found no matching passages."
 CANNOT_SEARCH = "I cannot search the book right now, so I cannot answer this question."
-_WORDS_PER_DELTA = 5
 # About 15 MB of sentence vectors (384 float32 each).
 DEFAULT_CACHE_ENTRIES = 10_000
-_DELTA_RE = re.compile(r"\S+\s*")
+# A delta ends after a citation marker and the space that follows it: the answer arrives whole, so
+# each sentence streams with its citation, in one message instead of one per few words.
+_DELTA_RE = re.compile(r".*?\[\d+\]\s*|.+", re.DOTALL)
 
 
 class EmbeddingCache:
@@ -320,7 +321,6 @@ def _text_events(message: ResponseOutputMessage, sequence: Iterator[int]) -> Ite
     )
 
 
-def text_deltas(text: str, words_per_delta: int = _WORDS_PER_DELTA) -> list[str]:
-    """The text in pieces of a few words each (with their trailing spaces): what a client streams."""
-    words = _DELTA_RE.findall(text)
-    return ["".join(words[i : i + words_per_delta]) for i in range(0, len(words), words_per_delta)]
+def text_deltas(text: str) -> list[str]:
+    """The text in the pieces a client streams: each cited sentence with its marker, then the rest."""
+    return _DELTA_RE.findall(text)

@@ -7,6 +7,7 @@ retrieval tool against the loopback gRPC server of fake_retrieval.py.
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import numpy as np
@@ -148,7 +149,7 @@ async def test_says_plainly_when_the_book_does_not_cover_it(model):
     ].text == CANNOT_SEARCH
 
 
-async def test_streams_the_answer_in_several_deltas_with_a_complete_event_sequence(model):
+async def test_streams_each_cited_sentence_as_a_delta_with_a_complete_event_sequence(model):
     events = await stream(model, with_output("What does an IMU combine?", tool_output(3, 0)))
     types = [e.type for e in events]
     assert types[:4] == [
@@ -165,8 +166,9 @@ async def test_streams_the_answer_in_several_deltas_with_a_complete_event_sequen
     ]
     deltas = [e.delta for e in events if e.type == "response.output_text.delta"]
     final = events[-1].response.output[0].content[0].text
-    assert len(deltas) >= 2 and "".join(deltas) == final
-    assert all(len(delta.split()) <= 5 for delta in deltas)
+    assert "".join(deltas) == final
+    assert len(deltas) == len(re.findall(r"\[\d+\]", final)) >= 1
+    assert all(len(re.findall(r"\[\d+\]", delta)) == 1 for delta in deltas)
     assert [e.sequence_number for e in events] == list(range(len(events)))
     assert final.startswith("An inertial measurement unit combines accelerometers and gyroscopes. [1]")
 
@@ -185,10 +187,11 @@ async def test_streams_a_tool_call_as_argument_events(model):
     assert json.loads(events[2].delta) == json.loads(call.arguments)
 
 
-def test_text_deltas_keep_every_character():
-    text = "One two three four five six seven. [1] Eight."
-    assert "".join(text_deltas(text)) == text
-    assert len(text_deltas(text, words_per_delta=2)) == 5
+def test_text_deltas_are_cited_sentences_and_keep_every_character():
+    text = "One two three. [1] Four five [12]\nSix."
+    assert text_deltas(text) == ["One two three. [1] ", "Four five [12]\n", "Six."]
+    assert text_deltas("The book does not cover this question.") == ["The book does not cover this question."]
+    assert text_deltas("") == []
 
 
 def test_embedding_cache_embeds_each_text_once_and_drops_the_least_recent():
@@ -231,8 +234,9 @@ async def test_full_offline_run_through_the_agent_loop(model):
 
     assert servicer.requests[0].query == "Which middleware does ROS 2 use?"
     assert [type(e) for e in events[:2]] == [ToolCall, RetrievalResults]
-    assert sum(isinstance(e, AnswerDelta) for e in events) >= 2
     finished = events[-1]
+    deltas = [e.text for e in events if isinstance(e, AnswerDelta)]
+    assert "".join(deltas) == finished.answer and len(deltas) == len(re.findall(r"\[\d+\]", finished.answer))
     assert isinstance(finished, AnswerFinished) and finished.model == "offline-extractive"
     assert finished.answer.startswith("ROS 2 uses the Data Distribution Service (DDS) as its middleware. [1]")
     assert finished.cited[0].chunk_id == CHUNKS[1].chunk_id and not finished.not_covered
