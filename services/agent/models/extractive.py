@@ -26,6 +26,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -35,6 +36,8 @@ from services.validation.text import STOPWORDS, Analysis, capitalised_words
 Embed = Callable[[list[str]], np.ndarray]
 
 # A passage header in the retrieval tool's output: "[3] Title > Section (https://...)".
+# Passages whose sentences are kept split and analysed: related questions retrieve the same chunks.
+PASSAGE_CACHE_SIZE = 2048
 _HEADER_RE = re.compile(r"^\[(\d{1,4})\] (.*)$", re.MULTILINE)
 _NUMBER_RE = re.compile(r"\d")
 _YEAR_OR_MONTH_RE = re.compile(
@@ -180,9 +183,15 @@ def compose_answer(picks: Sequence[Pick]) -> str:
 def _candidates(passages: Sequence[Passage]) -> list[_Candidate]:
     candidates = []
     for rank, passage in enumerate(passages):
-        for position, sentence in enumerate(sentences_of(passage.text)):
-            candidates.append(_Candidate(passage.number, rank, position, sentence, Analysis(sentence)))
+        for position, analysis in enumerate(_analysed_sentences(passage.text)):
+            candidates.append(_Candidate(passage.number, rank, position, analysis.text, analysis))
     return candidates
+
+
+@lru_cache(maxsize=PASSAGE_CACHE_SIZE)
+def _analysed_sentences(text: str) -> tuple[Analysis, ...]:
+    """A passage's sentences, split and analysed once (an Analysis computes each view once)."""
+    return tuple(Analysis(sentence) for sentence in sentences_of(text))
 
 
 def _meaning(
