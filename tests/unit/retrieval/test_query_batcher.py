@@ -1,4 +1,4 @@
-"""The query micro-batcher on the real local model: concurrent queries batched, all on one thread."""
+"""The local model and the query micro-batcher on it: encode's vectors, concurrent queries batched, one thread."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from services.common.embedding import local_embedding_model
+from services.common.embedding import BATCH_SIZE, local_embedding_model
 from services.retrieval.embed import LocalEmbeddingProvider, QueryBatcher
 
 
@@ -76,13 +76,13 @@ def test_every_caller_runs_the_model_on_its_one_thread(monkeypatch):
     """One thread only: GNU OpenMP gives each thread running torch its own team of workers."""
     model = local_embedding_model()
     seen: set[str] = set()
-    encode = model._model.encode
+    preprocess = model._model.preprocess
 
-    def recording_encode(*args, **kwargs):
+    def recording_preprocess(*args, **kwargs):
         seen.add(threading.current_thread().name)
-        return encode(*args, **kwargs)
+        return preprocess(*args, **kwargs)
 
-    monkeypatch.setattr(model._model, "encode", recording_encode)
+    monkeypatch.setattr(model._model, "preprocess", recording_preprocess)
     threads = [threading.Thread(target=model.embed, args=([f"text {i}"],)) for i in range(3)]
     for thread in threads:
         thread.start()
@@ -90,3 +90,16 @@ def test_every_caller_runs_the_model_on_its_one_thread(monkeypatch):
         thread.join()
     model.embed(["from the test's own thread"])
     assert len(seen) == 1 and seen.pop().startswith("embedding-model")
+
+
+def test_vectors_are_those_of_sentence_transformers_encode():
+    """The model's own encode is the reference; several batches of mixed lengths, in any order."""
+    model = local_embedding_model()
+    texts = [f"{'sensor fusion ' * (i % 7)}question {i} about ROS 2 nodes" for i in range(37)] + [""]
+    reference = model.executor.submit(
+        model._model.encode, texts, batch_size=BATCH_SIZE, normalize_embeddings=True
+    ).result()
+    vectors = model.embed(texts)
+    assert vectors.dtype == np.float32 and vectors.shape == (len(texts), model.dimensions)
+    np.testing.assert_allclose(vectors, reference, atol=1e-5)
+    assert model.embed([]).shape == (0, model.dimensions)
