@@ -22,7 +22,7 @@ from pathlib import Path
 from bench.harness import EVAL_DIR, ROOT, start_services
 from glossator.v1 import agent_pb2, common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.agent.models.extractive import Weights, choose_sentences, compose_answer, parse_passages
-from services.agent.models.offline import NOT_COVERED, EmbeddingCache
+from services.agent.models.offline import NOT_COVERED
 from services.agent.tools import format_sources
 from services.commands.eval import (
     EVAL_COLLECTION,
@@ -33,7 +33,7 @@ from services.commands.eval import (
     spread,
 )
 from services.common.clients import make_channel
-from services.common.embedding import local_embedding_model
+from services.common.embedding import EmbeddingCache, local_embedding_model
 from services.retrieval.sentences import normalise
 
 TOP_K = 5

@@ -35,10 +35,10 @@ from agents.models.interface import ModelTracing
 from glossator.v1 import common_pb2
 from services.agent.citations import marker_indexes
 from services.agent.models.extractive import Weights, sentences_of
-from services.agent.models.offline import NOT_COVERED, EmbeddingCache, OfflineExtractiveModel
+from services.agent.models.offline import NOT_COVERED, OfflineExtractiveModel
 from services.agent.prompt import frame_question
 from services.agent.tools import TOOL_NAME, format_sources
-from services.common.embedding import local_embedding_model
+from services.common.embedding import EmbeddingCache, local_embedding_model
 
 DEFAULT_SQUAD = Path(__file__).resolve().parents[2] / "shared" / "eval" / "squad" / "dev-v1.1.dev-split.json"
 

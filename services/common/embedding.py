@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
 
@@ -18,6 +20,10 @@ LOCAL_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 # matrices that stay in cache): agentfactory sentences 7.6 s at 16, 8.1 s at 32, 9.9 s at 64;
 # its passages 9.4 / 9.9 / 9.8 s.
 BATCH_SIZE = 16
+# About 15 MB of sentence vectors (384 float32 each).
+DEFAULT_CACHE_ENTRIES = 10_000
+
+Embed = Callable[[list[str]], np.ndarray]
 
 
 class LocalEmbeddingModel:
@@ -89,3 +95,32 @@ def local_embedding_model() -> LocalEmbeddingModel:
     model = executor.submit(SentenceTransformer, path, device="cpu").result()
     model.eval()
     return LocalEmbeddingModel(model, executor)
+
+
+class EmbeddingCache:
+    """Embeddings by text, the least recently used dropped first.
+
+    Related questions retrieve and cite the same chunks, so most sentences that the offline
+    answerer ranks, and that validation compares claims with, were embedded before. Safe to share
+    between threads (embedding itself runs outside the lock).
+    """
+
+    def __init__(self, embed: Embed, max_entries: int = DEFAULT_CACHE_ENTRIES) -> None:
+        self._embed = embed
+        self._max_entries = max_entries
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            found = {text: self._vectors[text] for text in texts if text in self._vectors}
+        missing = [text for text in dict.fromkeys(texts) if text not in found]
+        if missing:
+            found.update(zip(missing, self._embed(missing), strict=True))
+        with self._lock:
+            for text in dict.fromkeys(texts):
+                self._vectors[text] = found[text]
+                self._vectors.move_to_end(text)
+            while len(self._vectors) > self._max_entries:
+                self._vectors.popitem(last=False)
+        return np.stack([found[text] for text in texts])

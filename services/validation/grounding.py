@@ -17,6 +17,7 @@ from typing import Protocol
 import numpy as np
 from pydantic import BaseModel, Field
 
+from services.common.embedding import EmbeddingCache
 from services.validation.claims import Claim, find_citations, split_claims
 from services.validation.evidence import ChunkEvidence, PassageMatch, mentions_anything, rank_passages
 from services.validation.refusals import is_refusal
@@ -338,6 +339,9 @@ class OfflineChecker:
     def __init__(self, config: GroundingConfig | None = None, embedding_model=None) -> None:
         self.config = config or GroundingConfig()
         self._embedding_model = embedding_model
+        # Answers cite the same chunks again and again, and an extractive answer's claims are
+        # sentences of them: most texts to compare were embedded for an earlier answer.
+        self._embed = EmbeddingCache(lambda texts: self._model().embed(texts))
 
     async def check(
         self,
@@ -420,7 +424,7 @@ class OfflineChecker:
             }
         )
         texts = [claims[i].text for i in claim_keys] + [chunks[j].sentences[s] for j, s in sentence_keys]
-        vectors = self._model().embed(texts)
+        vectors = self._embed(texts)
         claim_vectors = dict(zip(claim_keys, vectors[: len(claim_keys)], strict=True))
         sentence_vectors = dict(zip(sentence_keys, vectors[len(claim_keys) :], strict=True))
         return {

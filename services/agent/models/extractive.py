@@ -24,16 +24,15 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
+from services.common.embedding import Embed
 from services.retrieval.sentences import normalise, prose_sentences
 from services.validation.text import STOPWORDS, Analysis, capitalised_words
-
-Embed = Callable[[list[str]], np.ndarray]
 
 # A passage header in the retrieval tool's output: "[3] Title > Section (https://...)".
 # Passages whose sentences are kept split and analysed: related questions retrieve the same chunks.

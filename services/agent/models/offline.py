@@ -11,10 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import threading
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
@@ -43,7 +41,6 @@ from openai.types.responses import (
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
 from services.agent.models.extractive import (
-    Embed,
     Weights,
     choose_sentences,
     compose_answer,
@@ -51,45 +48,15 @@ from services.agent.models.extractive import (
 )
 from services.agent.prompt import question_of
 from services.agent.tools import TOOL_NAME
+from services.common.embedding import Embed, EmbeddingCache
 
 MODEL_NAME = "offline-extractive"
 NOT_COVERED = "The book does not cover this question: none of the retrieved passages answer it."
 NOTHING_FOUND = "The book does not cover this question: the search found no matching passages."
 CANNOT_SEARCH = "I cannot search the book right now, so I cannot answer this question."
-# About 15 MB of sentence vectors (384 float32 each).
-DEFAULT_CACHE_ENTRIES = 10_000
 # A delta ends after a citation marker and the space that follows it: the answer arrives whole, so
 # each sentence streams with its citation, in one message instead of one per few words.
 _DELTA_RE = re.compile(r".*?\[\d+\]\s*|.+", re.DOTALL)
-
-
-class EmbeddingCache:
-    """Embeddings by text, the least recently used dropped first.
-
-    Related questions retrieve the same chunks, so most sentences to rank were embedded before;
-    with the cache, ranking costs the question's embedding and a few dot products. Safe to share
-    between the threads answers are ranked in (embedding itself runs outside the lock).
-    """
-
-    def __init__(self, embed: Embed, max_entries: int = DEFAULT_CACHE_ENTRIES) -> None:
-        self._embed = embed
-        self._max_entries = max_entries
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __call__(self, texts: list[str]) -> np.ndarray:
-        with self._lock:
-            found = {text: self._vectors[text] for text in texts if text in self._vectors}
-        missing = [text for text in dict.fromkeys(texts) if text not in found]
-        if missing:
-            found.update(zip(missing, self._embed(missing), strict=True))
-        with self._lock:
-            for text in dict.fromkeys(texts):
-                self._vectors[text] = found[text]
-                self._vectors.move_to_end(text)
-            while len(self._vectors) > self._max_entries:
-                self._vectors.popitem(last=False)
-        return np.stack([found[text] for text in texts])
 
 
 class OfflineExtractiveModel(Model):

@@ -27,12 +27,11 @@ from services.agent.models.offline import (
     CANNOT_SEARCH,
     NOT_COVERED,
     NOTHING_FOUND,
-    EmbeddingCache,
     text_deltas,
 )
 from services.agent.prompt import build_input
 from services.agent.tools import format_sources, retrieval_tool
-from services.common.embedding import local_embedding_model
+from services.common.embedding import EmbeddingCache, local_embedding_model
 from tests.unit.agent.fake_retrieval import CHUNKS, FakeRetrieval, serve_retrieval
 
 

@@ -119,6 +119,17 @@ async def test_a_longer_answer_embeds_claims_and_sentences_in_one_call(checker, 
     assert "Fishing boats still land herring there." in texts
 
 
+async def test_texts_embedded_for_one_answer_are_not_embedded_again(checker, counting_model):
+    answer = "The lighthouse dates from 1902 [1]. Keepers stayed until 1950 [1]. Boats land herring [2]."
+    first = await checker.check("", answer, CONTEXT, [], None)
+    again = await checker.check("", answer, CONTEXT, [], None)
+    assert len(counting_model.calls) == 1
+    assert again.claims == first.claims and again.grounding_score == first.grounding_score
+    other = "The lighthouse dates from 1902 [1]. Herring is landed by boats [2]."
+    await checker.check("", other, CONTEXT, [], None)
+    assert counting_model.calls[1] == ["Herring is landed by boats."]
+
+
 async def test_the_threshold_comes_from_the_config(counting_model):
     checker = OfflineChecker(GroundingConfig(threshold=0.5), counting_model)
     answer = "The lighthouse was built in 1902. It was painted red in 1975."
