@@ -2,8 +2,8 @@
 
 It runs through the same agent loop as an LLM. Asked a question, it calls retrieval_tool with it;
 given the tool's output, it answers with the best supporting sentences (models/extractive.py), each
-cited, streamed a few words per delta as Responses API events. Nothing leaves the process, so it is
-the embedded default and what tests and benchmarks measure.
+cited and streamed as one delta of Responses API events. Nothing leaves the process, so it is the
+embedded default and what tests and benchmarks measure.
 """
 
 from __future__ import annotations
