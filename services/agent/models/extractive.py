@@ -34,9 +34,9 @@ from services.common.embedding import Embed
 from services.retrieval.sentences import normalise, prose_sentences
 from services.validation.text import STOPWORDS, Analysis, capitalised_words
 
-# A passage header in the retrieval tool's output: "[3] Title > Section (https://...)".
 # Passages whose sentences are kept split and analysed: related questions retrieve the same chunks.
 PASSAGE_CACHE_SIZE = 2048
+# A passage header in the retrieval tool's output: "[3] Title > Section (https://...)".
 _HEADER_RE = re.compile(r"^\[(\d{1,4})\] (.*)$", re.MULTILINE)
 _NUMBER_RE = re.compile(r"\d")
 _YEAR_OR_MONTH_RE = re.compile(
