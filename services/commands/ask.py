@@ -6,12 +6,13 @@ import argparse
 import asyncio
 import json
 import sys
+from typing import TextIO
 
 import grpc
 from google.protobuf.json_format import MessageToDict
 
 from glossator.v1 import agent_pb2, agent_pb2_grpc
-from services.commands.connect import add_target_option, explain_rpc_error, service_channel
+from services.commands.connect import add_target_option, connection_failed, explain_rpc_error, service_channel
 
 _STATUS = {
     agent_pb2.VALIDATION_STATUS_VALIDATED: "validated",
@@ -21,10 +22,40 @@ _STATUS = {
 }
 
 
+# Waited for an answer on top of the agent's own model and validation deadlines.
+_TIMEOUT_MARGIN_S = 5.0
+
+
+def default_timeout() -> float:
+    """Seconds an answer may take: the agent's LLM and validation deadlines (as this machine's
+    GLOSSATOR_AGENT_* environment sets them) plus a margin."""
+    from services.agent.config import AgentSettings
+
+    settings = AgentSettings()
+    return settings.llm_timeout_seconds + settings.validation_timeout_seconds + _TIMEOUT_MARGIN_S
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds (got {text})")
+    return value
+
+
 def _question_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--user", default="", help="user id owning the session (default: anonymous)")
     parser.add_argument("--collection", default="default", help="collection (book) to answer from")
     parser.add_argument("--top-k", type=int, default=5, help="chunks to retrieve, 1-20")
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="how long to wait for an answer (default: GLOSSATOR_AGENT_LLM_TIMEOUT_SECONDS + "
+        f"GLOSSATOR_AGENT_VALIDATION_TIMEOUT_SECONDS + {_TIMEOUT_MARGIN_S:g})",
+    )
     add_target_option(parser, "agent")
 
 
@@ -54,35 +85,69 @@ def add_parsers(commands) -> None:
 
 
 async def stream_answer(
-    stub: agent_pb2_grpc.AgentServiceStub, request: agent_pb2.AskRequest, out=sys.stdout
+    stub: agent_pb2_grpc.AgentServiceStub,
+    request: agent_pb2.AskRequest,
+    out: TextIO | None = None,
+    *,
+    timeout: float | None = None,
 ) -> agent_pb2.Response:
-    """Prints the answer as it streams, then its sources and verdict; returns the final response."""
+    """Prints the answer as it streams, then its sources and verdict; returns the final response.
+
+    The final response's answer is the one that counts: when it differs from the streamed text
+    (citation markers added, an ungrounded answer replaced) it is printed again. A failure after
+    part of the answer was printed ends that line first, so the error starts on its own.
+    """
+    out = out or sys.stdout
     response = None
-    async for event in stub.AskStream(request, timeout=120):
-        kind = event.WhichOneof("event")
-        if kind == "started":
-            print(
-                f"· answering with {event.started.model} (session {event.started.session_id})",
-                file=sys.stderr,
-            )
-        elif kind == "tool_call":
-            print(f"· {event.tool_call.name} {event.tool_call.arguments}", file=sys.stderr)
-        elif kind == "tool_error":
-            print(f"· {event.tool_error.name} failed: {event.tool_error.message}", file=sys.stderr)
-        elif kind == "retrieval":
-            print(f"· retrieved {len(event.retrieval.chunks)} chunks", file=sys.stderr)
-        elif kind == "answer_delta":
-            print(event.answer_delta.text, end="", flush=True, file=out)
-        elif kind == "completed":
-            response = event.completed.response
-    print(file=out)
+    streamed: list[str] = []
+    try:
+        async for event in stub.AskStream(request, timeout=default_timeout() if timeout is None else timeout):
+            final = _show(event, out, streamed)
+            response = final if final is not None else response
+    except grpc.aio.AioRpcError:
+        if streamed:
+            print(file=out, flush=True)
+        raise
     if response is None:
         raise RuntimeError("the stream ended without a completed event")
+    text = "".join(streamed)
+    if not text.strip():  # nothing streamed (a cached answer, say): the final answer is all there is
+        print(response.answer, file=out)
+    else:
+        print(file=out)
+        if response.answer.split() != text.split():
+            replaced = response.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED
+            print("\nReplaced answer:" if replaced else "\nAnswer with citations:", file=out)
+            print(response.answer, file=out)
     print_sources(response, out)
     return response
 
 
-def print_sources(response: agent_pb2.Response, out=sys.stdout) -> None:
+def _show(event: agent_pb2.AskStreamResponse, out: TextIO, streamed: list[str]) -> agent_pb2.Response | None:
+    """Prints one stream event (progress on stderr, answer text on `out`); returns the final
+    response when the event carries it."""
+    kind = event.WhichOneof("event")
+    if kind == "started":
+        print(
+            f"· answering with {event.started.model} (session {event.started.session_id})",
+            file=sys.stderr,
+        )
+    elif kind == "tool_call":
+        print(f"· {event.tool_call.name} {event.tool_call.arguments}", file=sys.stderr)
+    elif kind == "tool_error":
+        print(f"· {event.tool_error.name} failed: {event.tool_error.message}", file=sys.stderr)
+    elif kind == "retrieval":
+        print(f"· retrieved {len(event.retrieval.chunks)} chunks", file=sys.stderr)
+    elif kind == "answer_delta":
+        streamed.append(event.answer_delta.text)
+        print(event.answer_delta.text, end="", flush=True, file=out)
+    elif kind == "completed":
+        return event.completed.response
+    return None
+
+
+def print_sources(response: agent_pb2.Response, out: TextIO | None = None) -> None:
+    out = out or sys.stdout
     if response.sources:
         print("\nSources:", file=out)
     for source in response.sources:
@@ -117,21 +182,23 @@ def _request(args: argparse.Namespace, question: str, session_id: str = "") -> a
 
 
 async def _ask(args: argparse.Namespace) -> int:
+    timeout = args.timeout or default_timeout()
     try:
         async with service_channel("agent", args.target, args.embedded) as channel:
             stub = agent_pb2_grpc.AgentServiceStub(channel)
             request = _request(args, args.question, args.session)
             if args.json:
-                reply = await stub.Ask(request, timeout=120)
+                reply = await stub.Ask(request, timeout=timeout)
                 print(json.dumps(MessageToDict(reply.response), indent=2))
             else:
-                await stream_answer(stub, request)
+                await stream_answer(stub, request, timeout=timeout)
     except grpc.aio.AioRpcError as error:
-        return explain_rpc_error(error, args.target)
+        return explain_rpc_error(error, args.target, timeout=timeout)
     return 0
 
 
 async def _chat(args: argparse.Namespace) -> int:
+    timeout = args.timeout or default_timeout()
     session_id = ""
     try:
         async with service_channel("agent", args.target, args.embedded) as channel:
@@ -153,14 +220,17 @@ async def _chat(args: argparse.Namespace) -> int:
                         print(f"session {session_id} ended", file=sys.stderr)
                     break
                 try:
-                    response = await stream_answer(stub, _request(args, question, session_id))
+                    response = await stream_answer(
+                        stub, _request(args, question, session_id), timeout=timeout
+                    )
                     session_id = response.session_id
                 except grpc.aio.AioRpcError as error:
-                    if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                    # Without the agent, or without the time to answer, the next question fails too.
+                    if connection_failed(error) or error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
                         raise
-                    print(f"error: {error.code().name}: {error.details()}", file=sys.stderr)
+                    explain_rpc_error(error, args.target, timeout=timeout)
     except grpc.aio.AioRpcError as error:
-        return explain_rpc_error(error, args.target)
+        return explain_rpc_error(error, args.target, timeout=timeout)
     return 0
 
 

@@ -9,8 +9,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import grpc
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
 
 from services.common.clients import make_channel
+from services.common.errors import ERROR_DOMAIN, Reason
+from services.common.interceptors import REQUEST_ID_KEY
 from services.common.server import GlossatorServer
 
 DEFAULT_TARGETS = {
@@ -78,14 +82,71 @@ async def service_channel(
         yield channels[service]
 
 
-def explain_rpc_error(error: grpc.aio.AioRpcError, target: str) -> int:
-    """Prints a readable message for a failed call and returns the exit code."""
-    if error.code() == grpc.StatusCode.UNAVAILABLE:
-        print(
-            f"error: cannot reach {target} ({error.details()}). Start the suite with `glossator up`, "
-            "or pass --embedded DATA_DIR.",
-            file=sys.stderr,
+def error_info(error: grpc.aio.AioRpcError) -> error_details_pb2.ErrorInfo | None:
+    """The google.rpc.ErrorInfo of domain glossator.dev a failed call carries, if any."""
+    try:
+        status = rpc_status.from_call(error)
+    except ValueError:  # details that do not match the call's status: not ours
+        return None
+    for detail in status.details if status is not None else ():
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info) and info.domain == ERROR_DOMAIN:
+            return info
+    return None
+
+
+def connection_failed(error: grpc.aio.AioRpcError) -> bool:
+    """Whether the call failed because the service could not be reached at all (rather than the
+    service answering UNAVAILABLE about one of its own dependencies)."""
+    if error.code() != grpc.StatusCode.UNAVAILABLE or error_info(error) is not None:
+        return False
+    # Every answer of a Glossator server carries its request id; gRPC's own failures do not.
+    return not any(key == REQUEST_ID_KEY for key, _ in error.trailing_metadata() or ())
+
+
+def explain_rpc_error(error: grpc.aio.AioRpcError, target: str, *, timeout: float | None = None) -> int:
+    """Prints advice that fits the failure of a call to `target` and returns the exit code.
+
+    `timeout` is the deadline the call had (commands with a --timeout option pass it): with it,
+    DEADLINE_EXCEEDED says how to give the answer more time. Server messages are printed as they are.
+    """
+    code, message = error.code(), error.details() or ""
+    info = error_info(error)
+    reason = info.reason if info is not None else ""
+    if reason == Reason.LLM_REJECTED:
+        advice = (
+            f"error: {message}\n  The agent's LLM endpoint refused the request: check "
+            "GLOSSATOR_AGENT_LLM_BASE_URL, GLOSSATOR_AGENT_LLM_MODEL and GLOSSATOR_AGENT_LLM_API_KEY "
+            "of the agent service."
+        )
+    elif reason == Reason.LLM_UNAVAILABLE:
+        advice = (
+            f"error: {message}\n  The agent's LLM endpoint is down or overloaded; check the model server."
+        )
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            advice += " If it is only slow, raise GLOSSATOR_AGENT_LLM_TIMEOUT_SECONDS on the agent."
+    elif reason == Reason.ANSWER_VOID:
+        advice = f"error: the answer was cut off; the partial text above is void.\n  {message}"
+    elif reason == Reason.DEPENDENCY_UNAVAILABLE:
+        service = info.metadata.get("service", "")
+        known = service in ("retrieval", "validation")
+        setting = f"GLOSSATOR_AGENT_{service.upper()}_TARGET" if known else "the agent's target setting"
+        advice = (
+            f"error: the agent cannot use its {service or 'dependency'} service: {message}\n"
+            f"  Check that the service is running and that {setting} points at it."
+        )
+    elif code == grpc.StatusCode.DEADLINE_EXCEEDED and timeout is not None:
+        server_said = "" if message == "Deadline Exceeded" else f" ({message})"
+        advice = (
+            f"error: no answer within {timeout:g} s{server_said}; raise --timeout "
+            "(and GLOSSATOR_AGENT_LLM_TIMEOUT_SECONDS on the agent)."
+        )
+    elif connection_failed(error):
+        advice = (
+            f"error: cannot reach {target} ({message}). Start the suite with `glossator up`, "
+            "or pass --embedded DATA_DIR."
         )
     else:
-        print(f"error: {error.code().name}: {error.details()}", file=sys.stderr)
+        advice = f"error: {code.name}: {message}"
+    print(advice, file=sys.stderr)
     return 2

@@ -2,23 +2,61 @@
 
 Domain code raises these; the server interceptor turns them into the matching status (with
 google.rpc details), so servicers never build statuses by hand and nothing escapes as INTERNAL.
+
+An error may name its `reason` (a `Reason` constant): the status then carries a
+google.rpc.ErrorInfo of domain `ERROR_DOMAIN` with the reason and `metadata`, which clients
+(the CLI) read to give advice that fits. `retryable=False` tells gRPC clients with a retry
+policy not to retry the call (trailer `grpc-retry-pushback-ms: -1`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import grpc
 
+ERROR_DOMAIN = "glossator.dev"
+
+
+class Reason:
+    """ErrorInfo reasons of domain glossator.dev (UPPER_SNAKE_CASE, stable: clients match on them)."""
+
+    # The LLM endpoint refused the request for good (HTTP 400/401/403/404/422): its settings are
+    # wrong. FAILED_PRECONDITION; metadata endpoint, model, http_status.
+    LLM_REJECTED = "LLM_REJECTED"
+    # The LLM endpoint is down, failing (5xx) or too slow. UNAVAILABLE, retryable=False;
+    # metadata endpoint, model (and http_status when it answered).
+    LLM_UNAVAILABLE = "LLM_UNAVAILABLE"
+    # The stream failed after part of the answer was sent: that partial text is void.
+    # metadata may carry `cause` (the code name of the underlying failure).
+    ANSWER_VOID = "ANSWER_VOID"
+    # The retrieval or validation service cannot be reached. metadata `service`.
+    DEPENDENCY_UNAVAILABLE = "DEPENDENCY_UNAVAILABLE"
+
 
 class GlossatorError(Exception):
-    """Base of every error that maps to a gRPC status."""
+    """Base of every error that maps to a gRPC status.
+
+    `reason` (a `Reason` constant) and `metadata` become a google.rpc.ErrorInfo detail;
+    `retryable=False` asks clients' retry policies not to retry the call.
+    """
 
     code: grpc.StatusCode = grpc.StatusCode.INTERNAL
 
-    def __init__(self, message: str) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str = "",
+        metadata: Mapping[str, str] | None = None,
+        retryable: bool = True,
+    ) -> None:
         super().__init__(message)
         self.message = message
+        self.reason = reason
+        self.metadata: dict[str, str] = dict(metadata or {})
+        self.retryable = retryable
 
 
 class InvalidArgument(GlossatorError):
@@ -26,10 +64,20 @@ class InvalidArgument(GlossatorError):
 
     code = grpc.StatusCode.INVALID_ARGUMENT
 
-    def __init__(self, violations: list[FieldViolation], message: str | None = None) -> None:
+    def __init__(
+        self,
+        violations: list[FieldViolation],
+        message: str | None = None,
+        *,
+        reason: str = "",
+        metadata: Mapping[str, str] | None = None,
+        retryable: bool = True,
+    ) -> None:
         self.violations = violations
         summary = "; ".join(f"{v.field}: {v.description}" for v in violations)
-        super().__init__(message or f"invalid request: {summary}")
+        super().__init__(
+            message or f"invalid request: {summary}", reason=reason, metadata=metadata, retryable=retryable
+        )
 
 
 class NotFound(GlossatorError):

@@ -13,6 +13,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -20,10 +21,12 @@ import structlog
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from services.common.errors import FieldViolation, GlossatorError, InvalidArgument
+from services.common.errors import ERROR_DOMAIN, FieldViolation, GlossatorError, InvalidArgument
 from services.common.metrics import RPC_LATENCY, RPC_REQUESTS
 
 REQUEST_ID_KEY = "x-request-id"
+# gRPC's retry pushback trailer: a negative value tells the client's retry policy not to retry.
+RETRY_PUSHBACK_KEY = "grpc-retry-pushback-ms"
 _MAX_REQUEST_ID_LENGTH = 128
 # By (request streaming, response streaming).
 _HANDLER_FACTORIES = {
@@ -43,7 +46,12 @@ def _request_id(context: grpc.aio.ServicerContext) -> str:
 
 
 def status_for(error: GlossatorError) -> grpc.Status:
-    """The grpc.Status (code, message, google.rpc details in trailers) of a domain error."""
+    """The grpc.Status (code, message, google.rpc details in trailers) of a domain error.
+
+    Details: BadRequest for InvalidArgument, ErrorInfo (domain glossator.dev) when the error has
+    a reason. A non-retryable error also carries `grpc-retry-pushback-ms: -1`, which stops the
+    caller's retry policy (our channels retry UNAVAILABLE) from trying again.
+    """
     status = status_pb2.Status(code=error.code.value[0], message=error.message)
     if isinstance(error, InvalidArgument):
         bad_request = error_details_pb2.BadRequest(
@@ -53,7 +61,21 @@ def status_for(error: GlossatorError) -> grpc.Status:
             ]
         )
         status.details.add().Pack(bad_request)
-    return rpc_status.to_status(status)
+    if error.reason:
+        info = error_details_pb2.ErrorInfo(reason=error.reason, domain=ERROR_DOMAIN, metadata=error.metadata)
+        status.details.add().Pack(info)
+    rich = rpc_status.to_status(status)
+    trailing = tuple(rich.trailing_metadata)
+    if not error.retryable:
+        trailing += ((RETRY_PUSHBACK_KEY, "-1"),)
+    return _Status(rich.code, rich.details, trailing)
+
+
+@dataclass(frozen=True)
+class _Status(grpc.Status):
+    code: grpc.StatusCode
+    details: str
+    trailing_metadata: tuple[tuple[str, str | bytes], ...]
 
 
 class _Call:
@@ -83,7 +105,7 @@ class _Call:
         if isinstance(error, GlossatorError):
             status = status_for(error)
             self.code = status.code
-            log.info("rpc_error", code=status.code.name, message=error.message)
+            log.info("rpc_error", code=status.code.name, message=error.message, reason=error.reason or None)
             await self.context.abort(status.code, status.details, tuple(status.trailing_metadata) + trailer)
         log.exception("rpc_unexpected_error", exc_info=error)
         self.code = grpc.StatusCode.INTERNAL
