@@ -279,7 +279,9 @@ def attribution_span(text: str) -> tuple[int, int] | None:
 
 # Lines that start a block of their own (list item, quote, table row, heading) rather than
 # continue the paragraph above them.
-_BLOCK_START_RE = re.compile(r"\s*(?:[-*+>|#]|\d+[.)]\s)")
+# A line opening with a bullet, a quote, a table row, a heading, a numbered item, or a citation
+# marker (models list cited items as "[1] ...") starts a block of its own: it is not a soft wrap.
+_BLOCK_START_RE = re.compile(r"\s*(?:[-*+>|#]|\d+[.)]\s|\[\d+\]\s)")
 
 
 def unwrap_soft_breaks(text: str) -> str:

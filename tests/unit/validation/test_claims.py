@@ -87,3 +87,14 @@ def test_list_items_are_claims_without_their_bullets():
     answer = "Key facts:\n- It opened in 1902.\n- It closed in 1950 [1]."
     texts = [c.text for c in split_claims(answer)]
     assert texts == ["Key facts:", "It opened in 1902.", "It closed in 1950."]
+
+
+def test_lines_opening_with_a_marker_are_items_of_their_own_not_soft_wraps():
+    answer = "[1] Proprioceptive sensors measure internal state\n[2] Exteroceptive sensors measure the world"
+    claims = split_claims(answer)
+    assert [c.text for c in claims] == [
+        "Proprioceptive sensors measure internal state",
+        "Exteroceptive sensors measure the world",
+    ]
+    wrapped = split_claims("Proprioceptive sensors measure\ninternal state.")
+    assert [c.text for c in wrapped] == ["Proprioceptive sensors measure internal state."]
