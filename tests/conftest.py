@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+import httpx
 import pytest
 
 from glossator.v1 import agent_pb2_grpc, retrieval_pb2_grpc, validation_pb2_grpc
@@ -29,34 +33,42 @@ class Suite:
     data_dir: Path
 
 
-def suite_settings(data_dir: Path) -> SuiteSettings:
+def suite_settings(data_dir: Path, **agent_overrides) -> SuiteSettings:
     common = {"host": "127.0.0.1", "port": 0, "data_dir": data_dir, "grace_seconds": 2.0}
     return SuiteSettings(
         retrieval=RetrievalSettings(**common),
         validation=ValidationSettings(**common),
-        agent=AgentSettings(**common),
+        agent=AgentSettings(**common, **agent_overrides),
     )
+
+
+@asynccontextmanager
+async def running_suite(settings: SuiteSettings) -> AsyncIterator[Suite]:
+    """The three servers started on port 0, with a channel to each; stopped on exit."""
+    servers = {server.name: server for server in await build_suite(settings)}
+    for server in servers.values():
+        await server.start()
+    channels = {name: make_channel(f"127.0.0.1:{server.port}") for name, server in servers.items()}
+    try:
+        yield Suite(
+            servers=servers,
+            channels=channels,
+            retrieval=retrieval_pb2_grpc.RetrievalServiceStub(channels["retrieval"]),
+            validation=validation_pb2_grpc.ValidationServiceStub(channels["validation"]),
+            agent=agent_pb2_grpc.AgentServiceStub(channels["agent"]),
+            data_dir=settings.agent.data_dir,
+        )
+    finally:
+        for channel in channels.values():
+            await channel.close()
+        for server in servers.values():
+            await server.stop(grace=1.0)
 
 
 @pytest.fixture(scope="session")
 async def suite(tmp_path_factory: pytest.TempPathFactory):
-    data_dir = tmp_path_factory.mktemp("suite-data")
-    servers = {server.name: server for server in await build_suite(suite_settings(data_dir))}
-    for server in servers.values():
-        await server.start()
-    channels = {name: make_channel(f"127.0.0.1:{server.port}") for name, server in servers.items()}
-    yield Suite(
-        servers=servers,
-        channels=channels,
-        retrieval=retrieval_pb2_grpc.RetrievalServiceStub(channels["retrieval"]),
-        validation=validation_pb2_grpc.ValidationServiceStub(channels["validation"]),
-        agent=agent_pb2_grpc.AgentServiceStub(channels["agent"]),
-        data_dir=data_dir,
-    )
-    for channel in channels.values():
-        await channel.close()
-    for server in servers.values():
-        await server.stop(grace=1.0)
+    async with running_suite(suite_settings(tmp_path_factory.mktemp("suite-data"))) as running:
+        yield running
 
 
 def eval_path(*parts: str) -> Path:
@@ -65,3 +77,36 @@ def eval_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared evaluation data not found at {path}")
     return path
+
+
+@dataclass(frozen=True)
+class LlmServer:
+    """A real OpenAI-compatible LLM server (../shared/tools/test-llm) the `llm` tests answer with."""
+
+    base_url: str
+    model: str
+
+
+def _served_models(base_url: str) -> list[str] | None:
+    try:
+        reply = httpx.get(f"{base_url}/models", timeout=5)
+        return [entry["id"] for entry in reply.json()["data"]]
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        return None
+
+
+@pytest.fixture(scope="session")
+def llm_server() -> LlmServer:
+    """The LLM server at GLOSSATOR_TEST_LLM_URL (default the test-llm tool's port 8081).
+
+    Without one the `llm` tests skip with the command that starts it; CI sets
+    GLOSSATOR_TEST_LLM_REQUIRED=1, so there a missing server fails instead of skipping.
+    """
+    base_url = os.environ.get("GLOSSATOR_TEST_LLM_URL", "http://127.0.0.1:8081/v1").rstrip("/")
+    models = _served_models(base_url)
+    if not models:
+        message = f"no LLM server at {base_url}; start one with ../shared/tools/test-llm start"
+        if os.environ.get("GLOSSATOR_TEST_LLM_REQUIRED") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return LlmServer(base_url, models[0])

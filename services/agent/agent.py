@@ -16,24 +16,34 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from agents import Agent, MaxTurnsExceeded, ModelSettings, RunConfig, Runner
+from agents import (
+    Agent,
+    FunctionTool,
+    MaxTurnsExceeded,
+    ModelBehaviorError,
+    ModelSettings,
+    RunConfig,
+    Runner,
+)
 from agents.models.interface import Model
 from agents.result import RunResultStreaming
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
-from openai import APITimeoutError
 
 from glossator.v1 import retrieval_pb2_grpc
 from services.agent.citations import CitationStream, cap_answer, marker_indexes
 from services.agent.config import AgentSettings
 from services.agent.events import AgentEvent, AnswerDelta, AnswerFinished, Citation, ToolCall
 from services.agent.models import OfflineExtractiveModel, make_model, model_settings
+from services.agent.models.guided import GuidedModel
+from services.agent.models.llm import Endpoint
 from services.agent.prompt import INSTRUCTIONS, build_input
+from services.agent.search_query import search_query
 from services.agent.sessions.model import Turn
-from services.agent.tools import AskContext, retrieval_tool
-from services.common.errors import DeadlineExceeded, GlossatorError, Unavailable
+from services.agent.tools import AskContext, retrieval_tool, retrieval_tool_with_section
+from services.common.errors import DeadlineExceeded, GlossatorError, Reason, Unavailable
 from services.common.logging import get_logger
 
 log = get_logger("glossator.agent")
@@ -68,6 +78,11 @@ class Answerer:
     agent: Agent[AskContext]
     model_name: str
     retrieval: retrieval_pb2_grpc.RetrievalServiceStub
+    # Answers from the retrieved passages alone: the offline mode's model, and in LLM mode the
+    # judge of refusals and the grounded stand-in for answers that fail validation.
+    extractive: OfflineExtractiveModel = field(default_factory=OfflineExtractiveModel)
+    # The LLM endpoint, to explain its failures (None in offline mode).
+    endpoint: Endpoint | None = None
     max_answer_chars: int = 2000
     retrieval_timeout_s: float = 10.0
     tracing_disabled: bool = True
@@ -77,33 +92,48 @@ class Answerer:
         cls, settings: AgentSettings, retrieval: retrieval_pb2_grpc.RetrievalServiceStub
     ) -> Answerer:
         model, name = make_model(settings)
-        if isinstance(model, OfflineExtractiveModel):
-            model.warm_up()
+        extractive = model if isinstance(model, OfflineExtractiveModel) else OfflineExtractiveModel()
+        extractive.warm_up()
+        endpoint = Endpoint(settings.llm_base_url, settings.llm_model) if settings.llm_base_url else None
+        tool = retrieval_tool_with_section if settings.tool_section_filter else retrieval_tool
         return cls(
-            agent=build_agent(model, model_settings(settings)),
+            agent=build_agent(model, model_settings(settings), tool),
             model_name=name,
             retrieval=retrieval,
+            extractive=extractive,
+            endpoint=endpoint,
             max_answer_chars=settings.max_answer_chars,
             retrieval_timeout_s=settings.retrieval_timeout_seconds,
             tracing_disabled=not settings.tracing_export,
         )
 
     def model_for(self, context: AskContext) -> Model | None:
-        """The model of one run, if not the agent's: the offline model then ranks with the
-        sentence scores this run's searches return."""
+        """The model of one run, if not the agent's: bound to the run's resolved search query (and,
+        offline, to the sentence scores this run's searches return)."""
         model = self.agent.model
         if isinstance(model, OfflineExtractiveModel):
-            return model.reading(context.sentence_similarity)
+            return model.reading(context.sentence_similarity, context.search_query)
+        if isinstance(model, GuidedModel):
+            return model.for_run(context.search_query)
         return None
 
+    def fallback(self, context: AskContext) -> OfflineExtractiveModel:
+        """The extractive answerer reading one run's passages."""
+        return self.extractive.reading(context.sentence_similarity, context.search_query)
 
-def build_agent(model: Model, settings: ModelSettings | None = None) -> Agent[AskContext]:
+    def failure(self, error: BaseException) -> GlossatorError | None:
+        return self.endpoint.failure(error) if self.endpoint is not None else None
+
+
+def build_agent(
+    model: Model, settings: ModelSettings | None = None, tool: FunctionTool = retrieval_tool
+) -> Agent[AskContext]:
     return Agent[AskContext](
         name="glossator",
         instructions=INSTRUCTIONS,
         model=model,
         model_settings=settings or ModelSettings(),
-        tools=[retrieval_tool],
+        tools=[tool],
     )
 
 
@@ -112,14 +142,18 @@ async def run_answer(
 ) -> AsyncIterator[AgentEvent]:
     """Answers one question; `deadline` is the time.monotonic() instant the whole run must end by.
 
-    Raises DeadlineExceeded when the deadline passes first, and Unavailable when the model fails
-    (an endpoint down or answering garbage, a model that loops or answers nothing).
+    Raises DeadlineExceeded when the deadline passes first, FailedPrecondition when the LLM
+    endpoint refuses the request, Unavailable when the model fails (an endpoint down or answering
+    garbage, a model that loops). An empty answer is left for the caller's checks to replace.
     """
     pending: list[AgentEvent] = []
     context = AskContext(
         retrieval=answerer.retrieval,
         deadline=deadline,
         collection=request.collection,
+        search_query=search_query(
+            request.question, selected_text=request.selected_text, history=request.history
+        ),
         top_k=request.top_k,
         min_relevance=request.min_relevance,
         call_timeout_s=answerer.retrieval_timeout_s,
@@ -146,7 +180,7 @@ async def run_answer(
     stream = result.stream_events()
     truncated = False
     try:
-        while (event := await _next_event(stream, deadline)) is not None:
+        while (event := await _next_event(stream, deadline, answerer, citations.text)) is not None:
             ready = [*pending, *_translate(event, citations, context)]
             pending.clear()
             for domain_event in ready:
@@ -159,8 +193,6 @@ async def run_answer(
     finally:
         await _stop(result, stream)
     answer, cut = cap_answer(citations.text, answerer.max_answer_chars)
-    if not answer:
-        raise Unavailable(f"the model {answerer.model_name!r} returned an empty answer")
     cited = [context.sources[n - 1] for n in sorted(marker_indexes(answer))]
     elapsed_ms = (time.perf_counter() - started) * 1000
     yield AnswerFinished(
@@ -173,26 +205,65 @@ async def run_answer(
         retrieval_ms=context.retrieval_ms,
         not_covered=not cited,
         truncated=truncated or cut,
+        chunk_texts=dict(context.chunk_texts),
+        fallback=_once(lambda: answerer.fallback(context).answer(context.search_query, context.outputs)),
     )
 
 
-async def _next_event(stream: AsyncIterator[StreamEvent], deadline: float) -> StreamEvent | None:
-    """The SDK's next event (None at the end), with the run's failures turned into domain errors."""
+async def _next_event(
+    stream: AsyncIterator[StreamEvent], deadline: float, answerer: Answerer, streamed: str
+) -> StreamEvent | None:
+    """The SDK's next event (None at the end), with the run's failures turned into domain errors.
+
+    A failure after part of the answer was streamed says that the partial answer is void.
+    """
     try:
         async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
             return await anext(stream)
     except StopAsyncIteration:
         return None
-    except (TimeoutError, APITimeoutError) as error:
-        raise DeadlineExceeded("the model did not finish its answer before the deadline") from error
-    except MaxTurnsExceeded as error:
-        raise Unavailable(f"the model did not settle on an answer within {MAX_TURNS} turns") from error
-    except GlossatorError:
-        raise
     except Exception as error:
-        # The model is a dependency like any other: whatever broke it, the caller gets a clear status.
-        log.warning("model_run_failed", exc_info=True)
-        raise Unavailable(f"the model failed: {type(error).__name__}: {error}") from error
+        failure = _failure(error, answerer)
+        if not streamed:
+            raise failure from error
+        raise Unavailable(
+            f"the answer was cut off and the partial answer streamed so far is void: {failure.message}",
+            reason=Reason.ANSWER_VOID,
+            metadata={"cause": failure.code.name},
+            retryable=False,
+        ) from error
+
+
+def _failure(error: Exception, answerer: Answerer) -> GlossatorError:
+    """The domain error for whatever stopped a run."""
+    if isinstance(error, GlossatorError):
+        return error
+    if isinstance(error, TimeoutError):
+        return DeadlineExceeded("the model did not finish its answer before the deadline")
+    if isinstance(error, MaxTurnsExceeded):
+        return Unavailable(f"the model did not settle on an answer within {MAX_TURNS} turns")
+    if isinstance(error, ModelBehaviorError):
+        # The SDK's own words about what the model did wrong (an unknown tool, broken JSON).
+        return Unavailable(f"the model {answerer.model_name!r} misbehaved: {error}")
+    endpoint_failure = answerer.failure(error)
+    if endpoint_failure is not None:
+        return endpoint_failure
+    # The model is a dependency like any other: whatever broke it, the caller gets a clear status
+    # (the details go to the log, not to the caller).
+    log.warning("model_run_failed", exc_info=True)
+    return Unavailable(f"the model {answerer.model_name!r} failed ({type(error).__name__})")
+
+
+def _once(produce: Callable[[], Awaitable[str]]) -> Callable[[], Awaitable[str]]:
+    """`produce`, run at most once: later calls return its first result."""
+    results: list[str] = []
+
+    async def once() -> str:
+        if not results:
+            results.append(await produce())
+        return results[0]
+
+    return once
 
 
 def _translate(event: StreamEvent, citations: CitationStream, context: AskContext) -> Iterator[AgentEvent]:

@@ -27,11 +27,30 @@ class AgentSettings(ServiceSettings):
         "chat_completions", description="Which OpenAI API the endpoint speaks."
     )
     llm_temperature: float = Field(0.1, ge=0, le=2, description="Sampling temperature.")
-    llm_max_tokens: int = Field(700, ge=16, description="Most tokens the model may generate per turn.")
-    llm_timeout_seconds: float = Field(60.0, gt=0, description="Deadline of a whole model run.")
+    # An answer is at most max_answer_chars (2000, about 500 tokens); a CPU model writes 10-30
+    # tokens a second, so a longer budget only lets a rambling model run on.
+    llm_max_tokens: int = Field(512, ge=16, description="Most tokens the model may generate per turn.")
+    # A 0.5B model on 2 CPU cores takes 10-40 s a question (two calls, five passages read).
+    llm_timeout_seconds: float = Field(
+        180.0, gt=0, description="Deadline of a whole model run (CPU models are slow)."
+    )
+    # Every run searches once for the model; a capable model may be allowed to search again. Small
+    # CPU models offered the tool again only repeat the search (and pay a model call for it).
+    llm_max_searches: int = Field(
+        1, ge=1, le=3, description="Searches an LLM run may make (the first is always made)."
+    )
+    llm_probe_seconds: float = Field(
+        5.0, gt=0, description="Timeout of the start-up check that the endpoint lists the model."
+    )
+    tool_section_filter: bool = Field(
+        False,
+        description="Offer the model a section filter in the retrieval tool (small models invent sections).",
+    )
     tracing_export: bool = Field(False, description="Export Agents SDK traces (off unless configured).")
     validation_policy: Literal["annotate", "enforce", "off"] = Field(
-        "annotate", description="annotate: attach the verdict; enforce: replace ungrounded answers; off."
+        "enforce",
+        description="enforce: an ungrounded answer is replaced by the extractive one (or a decline); "
+        "annotate: delivered with its verdict; off.",
     )
     max_answer_chars: int = Field(2000, ge=100, description="Answers are capped at this length.")
     max_selected_text_chars: int = Field(5000, ge=0, description="Longest selected_text accepted.")

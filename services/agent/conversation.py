@@ -15,8 +15,9 @@ from datetime import UTC, datetime
 
 import grpc
 
-from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc, validation_pb2, validation_pb2_grpc
+from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc, validation_pb2_grpc
 from services.agent.agent import Answerer, AnswerRequest, run_answer
+from services.agent.answer_check import AnswerChecker, Checked, Validated
 from services.agent.cache import ResponseCache, cache_key
 from services.agent.config import AgentSettings
 from services.agent.events import AgentEvent, AnswerDelta, AnswerFinished, Citation, ToolStep
@@ -27,11 +28,6 @@ from services.common.logging import get_logger
 from services.common.metrics import observe_stage
 
 log = get_logger("glossator.conversation")
-
-NOT_SUPPORTED_ANSWER = (
-    "The book does not support an answer to this question: the draft answer could not be verified "
-    "against the retrieved text, so it was withheld."
-)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,13 +54,6 @@ class Started:
     session_id: str
     query_id: str
     model: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class Validated:
-    status: str  # validated | replaced | unavailable | skipped
-    verdict: validation_pb2.ValidateResponse | None
-    validation_ms: float
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,14 +147,21 @@ class Conversation:
                     yield event
         assert finished is not None  # run_answer always ends with AnswerFinished or raises
 
-        validated, answer = await self._validate(question.query, finished, deadline)
-        yield validated
+        checker = AnswerChecker(
+            self._validation,
+            self._settings.validation_policy,
+            lambda cap: _remaining(deadline, min(cap, self._settings.validation_timeout_seconds)),
+        )
+        checked = await checker.check(question.query, finished)
+        for number in checked.new_citations:
+            yield Citation(index=number, source=finished.sources[number - 1])
+        yield checked.validated
         outcome = Outcome(
-            answer=answer,
-            sources=finished.cited if question.include_sources else [],
-            confidence=confidence(finished, validated),
+            answer=checked.answer,
+            sources=checked.cited if question.include_sources else [],
+            confidence=confidence(checked),
             query_type=classify_query(question.query, question.selected_text),
-            validation=validated,
+            validation=checked.validated,
             steps=finished.steps,
             retrieval_ms=finished.retrieval_ms + probe_ms,
             generation_ms=finished.generation_ms,
@@ -175,11 +171,11 @@ class Conversation:
             query_id=query_id,
             started_at=started_at,
             completed_at=datetime.now(UTC),
-            model=finished.model,
+            model=checked.model,
             cached=False,
-            not_covered=finished.not_covered or validated.status == "replaced",
+            not_covered=checked.not_covered,
         )
-        turn = _turn(question, outcome, finished.cited, finished.steps)
+        turn = _turn(question, outcome, checked.cited, finished.steps)
         await self._sessions.append_turn(session, question.user_id, turn)
         if key:
             self._cache.put(key, outcome)
@@ -253,58 +249,21 @@ class Conversation:
         )
         yield Completed(outcome=outcome)
 
-    async def _validate(self, query: str, finished: AnswerFinished, deadline: float) -> tuple[Validated, str]:
-        """Applies the validation policy; returns the verdict and the answer to deliver."""
-        policy = self._settings.validation_policy
-        if policy == "off":
-            return Validated(status="skipped", verdict=None, validation_ms=0.0), finished.answer
-        request = validation_pb2.ValidateRequest(
-            query=query,
-            response=finished.answer,
-            context=[_context_chunk(source) for source in finished.sources],
-        )
-        start = time.perf_counter()
-        try:
-            with observe_stage("validation"):
-                verdict = await self._validation.Validate(
-                    request, timeout=_remaining(deadline, self._settings.validation_timeout_seconds)
-                )
-        except grpc.aio.AioRpcError as error:
-            log.warning("validation_unavailable", code=error.code().name, details=error.details())
-            elapsed = (time.perf_counter() - start) * 1000
-            return Validated(status="unavailable", verdict=None, validation_ms=elapsed), finished.answer
-        elapsed = (time.perf_counter() - start) * 1000
-        if policy == "enforce" and not verdict.is_grounded:
-            return Validated(status="replaced", verdict=verdict, validation_ms=elapsed), NOT_SUPPORTED_ANSWER
-        return Validated(status="validated", verdict=verdict, validation_ms=elapsed), finished.answer
 
-
-def confidence(finished: AnswerFinished, validated: Validated) -> float:
+def confidence(checked: Checked) -> float:
     """0-1: how well retrieval matched (relevance of the cited chunks) and how grounded the answer is.
 
-    An answer citing nothing has no retrieval support (0.1 when the model said it is not covered,
-    which is itself a confident statement about the book). Without a verdict, retrieval alone
-    counts, discounted.
+    An answer citing nothing has no retrieval support (0.1 when it says the book does not cover the
+    question, which is itself a confident statement about the book). Without a verdict, retrieval
+    alone counts, discounted.
     """
-    if finished.not_covered:
-        return 0.1
-    retrieval = sum(s.relevance_score for s in finished.cited) / len(finished.cited)
-    if validated.verdict is None:
+    if not checked.cited:
+        return 0.1 if checked.not_covered else 0.0
+    retrieval = sum(s.relevance_score for s in checked.cited) / len(checked.cited)
+    verdict = checked.validated.verdict
+    if verdict is None:
         return round(0.7 * retrieval, 3)
-    return round(0.4 * retrieval + 0.6 * validated.verdict.grounding_score, 3)
-
-
-def _context_chunk(source: Source) -> common_pb2.Chunk:
-    return common_pb2.Chunk(
-        chunk_id=source.chunk_id,
-        document_id=source.document_id,
-        source_url=source.source_url,
-        title=source.title,
-        section_path=source.section_path,
-        section_title=source.section_title,
-        chunk_index=source.chunk_index,
-        text=source.extracted_text,
-    )
+    return round(0.4 * retrieval + 0.6 * verdict.grounding_score, 3)
 
 
 def _turn(question: Question, outcome: Outcome, cited: list[Source], steps: list[ToolStep]) -> Turn:

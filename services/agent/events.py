@@ -6,7 +6,8 @@ They mirror the glossator.v1 AskStreamResponse events one for one, so the servic
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 
 from glossator.v1 import common_pb2
 from services.agent.sessions.model import Source
@@ -74,7 +75,8 @@ class AnswerFinished:
 
     `answer` is authoritative: it is capped on a sentence boundary, so it can end before the last
     streamed delta did. `cited` keeps the [n] numbering of the text; `sources` lists everything
-    retrieved. `not_covered` is true when the answer cites nothing (the book did not answer).
+    retrieved. `not_covered` is true when the answer cites nothing. `answer` may be empty when the
+    model wrote nothing but withheld text.
     """
 
     answer: str
@@ -87,6 +89,10 @@ class AnswerFinished:
     not_covered: bool
     # The model's text ran past max_answer_chars and was cut.
     truncated: bool = False
+    # The whole text of each retrieved chunk by chunk_id (sources carry an excerpt).
+    chunk_texts: Mapping[str, str] = field(default_factory=dict)
+    # The extractive answer from the same passages (offline-extractive), computed when asked for.
+    fallback: Callable[[], Awaitable[str]] | None = None
 
 
 AgentEvent = ToolCall | ToolError | RetrievalResults | AnswerDelta | Citation | AnswerFinished

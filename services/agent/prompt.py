@@ -18,6 +18,7 @@ The offline model reads the question back with `question_of`, so the label is pa
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,27 +26,62 @@ from services.agent.citations import MARKER_RE
 from services.agent.sessions.model import Turn
 
 QUESTION_LABEL = "Question:"
+_HEADING_RE = re.compile(r"^\s*#{1,6}\s")
+_SEARCH_NOTE_PREFIX = "(Earlier search: "
+# The notes of earlier searches in a past answer: an answer turn offers no tool, and small models
+# copy the note as if it were one.
+_SEARCH_NOTE_RE = re.compile(rf"^{re.escape(_SEARCH_NOTE_PREFIX)}.*\)\n", re.MULTILINE)
 # Per-value cap of user_context entries: context, not content.
 _MAX_CONTEXT_VALUE_CHARS = 300
 # Per-turn cap of earlier answers: history orients the model, the book answers.
 _MAX_HISTORY_ANSWER_CHARS = 1200
 
+# Written for small models too: short, one rule a line, and no example sentence (small models copy
+# an example as their answer). The format of a citation is described, never shown.
 INSTRUCTIONS = """\
-You answer questions about one book (or documentation site) for its readers.
+You answer readers' questions about one book (or documentation site).
 
-How to answer:
-1. Always call retrieval_tool first with a short, focused search query made from the question.
-   You may call it again with another query, or with a `section` filter when the reader asks
-   about a named chapter or section, if the first results miss the point.
-2. Answer only from the passages retrieval_tool returned in this conversation. Do not use outside
-   knowledge, and do not treat the reader's selected passage or context as a source.
-3. Cite the passage each statement comes from with its number in square brackets right after the
-   sentence, e.g. "ROS 2 uses DDS for transport. [2]". Use only numbers of passages you were
-   given; never invent a source, a number, a title or a URL.
-4. If the passages do not answer the question, say plainly that the book does not cover it, with
-   no citation. If retrieval_tool reports an error, say that you cannot search the book right now.
-5. Be brief: a few sentences that answer the question directly, in the reader's language.
+- Search the book with retrieval_tool, then answer only from the numbered passages it returns.
+  Never answer from your own knowledge.
+- Keep close to the passages' own wording: two to four short sentences.
+- End each sentence with the number of the passage it comes from, in square brackets.
+- If the passages do not answer the question, say in one sentence that the book does not cover it.
+- If retrieval_tool reports an error, say that you cannot search the book right now.
+- The reader's selected passage and context, if any, only explain what the reader means; they are
+  not sources.
+- Reply in the reader's language, with the answer only.
 """
+
+# The answer turn of a guided LLM (models/guided.py): the passages are in the message and no tool
+# is offered, so a small model answers instead of calling the tool again. Markers it forgets are
+# added after validation.
+ANSWER_INSTRUCTIONS = """\
+You answer questions about a book by quoting it. Copy, word for word, the one or two sentences of
+the numbered passages in the reader's message that answer the question, each followed by its
+passage number in square brackets. Only if no passage is about the question, say that the book
+does not cover it. If the search failed, say that you cannot search the book right now.
+"""
+ANSWER_REQUEST = "Answer with the sentences that answer it, copied word for word:"
+
+
+def answer_input(
+    items: Sequence[Any], passages: Sequence[tuple[int, str]], search_failed: bool = False
+) -> list[dict[str, Any]]:
+    """The model input of an answer turn: the earlier turns as they were, then the question with
+    the passages found for it (one line each, numbered as they are cited) written into it."""
+    last_user = max((i for i, item in enumerate(items) if _get(item, "role") == "user"), default=-1)
+    history = [
+        {"role": _get(item, "role"), "content": _SEARCH_NOTE_RE.sub("", _text(_get(item, "content")))}
+        for item in items[:last_user]
+        if _get(item, "role") in ("user", "assistant")
+    ]
+    lines = "\n\n".join(f"[{number}] {_prose(text)}" for number, text in passages)
+    question = _text(_get(items[last_user], "content")) if last_user >= 0 else ""
+    if passages:
+        found = f"Passages from the book:\n{lines}"
+    else:
+        found = "The search of the book failed." if search_failed else "The search found no passages."
+    return [*history, {"role": "user", "content": f"{found}\n\n{question}\n{ANSWER_REQUEST}"}]
 
 
 def build_input(
@@ -96,7 +132,7 @@ def _past_answer(turn: Turn) -> str:
     answer = MARKER_RE.sub("", turn.answer).strip()
     if len(answer) > _MAX_HISTORY_ANSWER_CHARS:
         answer = answer[: _MAX_HISTORY_ANSWER_CHARS - 1].rstrip() + "…"
-    notes = [f"(Earlier search: {call.name} {_compact_json(call.arguments)})" for call in turn.tool_calls]
+    notes = [f"{_SEARCH_NOTE_PREFIX}{call.name} {_compact_json(call.arguments)})" for call in turn.tool_calls]
     return "\n".join([*notes, answer])
 
 
@@ -110,3 +146,33 @@ def _compact_json(arguments: str) -> str:
 def _one_line(text: str, max_chars: int) -> str:
     flat = " ".join(str(text).split())
     return flat if len(flat) <= max_chars else flat[: max_chars - 1] + "…"
+
+
+def latest_question(items: Sequence[Any]) -> tuple[str, list[str]]:
+    """The question of the last user message of a model input, and the tool outputs after it."""
+    last_user = max((i for i, item in enumerate(items) if _get(item, "role") == "user"), default=-1)
+    question = question_of(_text(_get(items[last_user], "content"))) if last_user >= 0 else ""
+    outputs = [
+        _text(_get(item, "output"))
+        for item in items[last_user + 1 :]
+        if _get(item, "type") == "function_call_output"
+    ]
+    return question, outputs
+
+
+def _prose(text: str) -> str:
+    """A passage on one line without its Markdown heading lines (small models copy them)."""
+    return " ".join(" ".join(line.split()) for line in text.splitlines() if not _HEADING_RE.match(line))
+
+
+def _get(item: Any, key: str) -> Any:
+    return item.get(key) if isinstance(item, dict) else getattr(item, key, None)
+
+
+def _text(content: Any) -> str:
+    """Text of a message content or tool output: a string, or a list of text parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return ""

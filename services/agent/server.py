@@ -8,11 +8,13 @@ from dataclasses import replace
 from datetime import timedelta
 
 from agents.models.interface import Model
+from grpc_health.v1 import health_pb2
 
 from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2_grpc, validation_pb2_grpc
 from services.agent.agent import Answerer, build_agent
 from services.agent.config import AgentSettings
 from services.agent.conversation import Conversation
+from services.agent.models.probe import LLM_HEALTH_SERVICE, probe_models
 from services.agent.servicer import AgentServicer
 from services.agent.sessions import RedisSessionStore, SessionConfig, SessionStore, SqliteSessionStore
 from services.common.clients import make_channel
@@ -21,6 +23,8 @@ from services.common.server import GlossatorServer, create_server
 
 SERVICE_NAME = agent_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
 log = get_logger("glossator.agent")
+# How often a missing LLM model is looked for again.
+_LLM_PROBE_PERIOD_S = 30.0
 
 
 async def open_sessions(settings: AgentSettings) -> SessionStore:
@@ -46,6 +50,29 @@ async def _sweep_forever(sessions: SessionStore, period_s: float) -> None:
             log.warning("session_sweep_failed", exc_info=True)
 
 
+async def _watch_llm(server: GlossatorServer, settings: AgentSettings) -> None:
+    """Reports whether the LLM endpoint serves the model (log and health), asking until it does."""
+    last = ""
+    while True:
+        result = await probe_models(
+            settings.llm_base_url, settings.llm_api_key, settings.llm_model, settings.llm_probe_seconds
+        )
+        status = (
+            health_pb2.HealthCheckResponse.SERVING
+            if result.ok
+            else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
+        await server.health.set(LLM_HEALTH_SERVICE, status)
+        if result.detail != last:
+            (log.info if result.ok else log.warning)(
+                "llm_endpoint_probed", ok=result.ok, detail=result.detail
+            )
+            last = result.detail
+        if result.ok:
+            return
+        await asyncio.sleep(_LLM_PROBE_PERIOD_S)
+
+
 async def build_server(
     settings: AgentSettings | None = None, model: Model | None = None
 ) -> tuple[GlossatorServer, int]:
@@ -68,12 +95,18 @@ async def build_server(
         return [SERVICE_NAME]
 
     server = create_server("agent", settings, register)
-    sweeper = asyncio.get_running_loop().create_task(_sweep_forever(sessions, settings.session_sweep_seconds))
+    loop = asyncio.get_running_loop()
+    tasks = [loop.create_task(_sweep_forever(sessions, settings.session_sweep_seconds))]
+    if settings.llm_base_url and model is None:
+        # Known from the start, so a health check before the first probe answers UNKNOWN, not NOT_FOUND.
+        await server.health.set(LLM_HEALTH_SERVICE, health_pb2.HealthCheckResponse.UNKNOWN)
+        tasks.append(loop.create_task(_watch_llm(server, settings)))
 
     async def close() -> None:
-        sweeper.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await sweeper
+        for task in tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         await sessions.close()
         await retrieval_channel.close()
         await validation_channel.close()

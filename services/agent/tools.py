@@ -1,5 +1,8 @@
 """The agent's only knowledge tool: RetrievalService.Search over gRPC, as `retrieval_tool`.
 
+The model sees one argument, the query (`retrieval_tool_with_section` adds a section filter, for
+models strong enough not to invent section names); the request's top_k and min_relevance apply.
+
 Everything a call needs or produces lives in the run's AskContext: the stub, the collection and
 defaults of the request, the absolute deadline every Search must finish by, and what was found so
 far. Sources are numbered 1.. across all calls of a run and deduplicated by chunk_id, so a number
@@ -23,7 +26,6 @@ from services.agent.sessions.model import Source
 from services.retrieval.sentences import normalise
 
 TOOL_NAME = "retrieval_tool"
-MAX_TOP_K = 20
 MAX_QUERY_CHARS = 1000
 # Below this much time left, a Search cannot usefully run: fail fast instead of timing out.
 MIN_CALL_SECONDS = 0.05
@@ -49,11 +51,19 @@ class AskContext:
     retrieval: retrieval_pb2_grpc.RetrievalServiceStub
     deadline: float
     collection: str = "default"
+    # The question resolved against the conversation and the reader's selection (search_query.py):
+    # what the run's first search looks for.
+    search_query: str = ""
     top_k: int = 5
     min_relevance: float | None = None
     call_timeout_s: float = 10.0
     emit: Callable[[AgentEvent], None] = _discard
     sources: list[Source] = field(default_factory=list)
+    # Every successful tool output of the run, whole (steps keep a cut copy for the history).
+    outputs: list[str] = field(default_factory=list)
+    # The whole text of each retrieved chunk (sources keep the first MAX_EXTRACT_CHARS): what
+    # an answer is validated against.
+    chunk_texts: dict[str, str] = field(default_factory=dict, repr=False)
     steps: list[ToolStep] = field(default_factory=list)
     retrieval_ms: float = 0.0
     # Sentences of the retrieved chunks (whitespace normalised) and their similarity to the
@@ -74,6 +84,7 @@ class AskContext:
         if chunk.chunk_id not in self._number_of:
             self._number_of[chunk.chunk_id] = len(self.sources) + 1
             self.sources.append(source_of(len(self.sources) + 1, scored))
+            self.chunk_texts[chunk.chunk_id] = chunk.text
         for sentence in scored.sentences:
             self.sentence_similarity[normalise(chunk.text[sentence.start : sentence.end])] = (
                 sentence.similarity
@@ -133,8 +144,11 @@ def format_sources(numbered: list[tuple[int, common_pb2.ScoredChunk]]) -> str:
     return "\n\n".join(blocks)
 
 
+FAILURE_PREFIX = "retrieval failed:"
+
+
 def failure_message(reason: str) -> str:
-    return f"retrieval failed: {reason}; answer that you cannot search the book right now"
+    return f"{FAILURE_PREFIX} {reason}; answer that you cannot search the book right now"
 
 
 def _bad_arguments(context: RunContextWrapper[AskContext], error: Exception) -> str:
@@ -147,15 +161,33 @@ def _bad_arguments(context: RunContextWrapper[AskContext], error: Exception) -> 
 
 
 @function_tool(name_override=TOOL_NAME, failure_error_function=_bad_arguments)
-async def retrieval_tool(
-    context: ToolContext[AskContext], query: str, top_k: int | None = None, section: str | None = None
+async def retrieval_tool(context: ToolContext[AskContext], query: str) -> str:
+    """Search the book for the passages most relevant to a query. Cite them by their [n] numbers.
+
+    Args:
+        query: What to look for: the question, or a few keywords from it.
+    """
+    return await search(context, query)
+
+
+@function_tool(name_override=TOOL_NAME, failure_error_function=_bad_arguments)
+async def retrieval_tool_with_section(
+    context: ToolContext[AskContext], query: str, section: str | None = None
 ) -> str:
     """Search the book for the passages most relevant to a query. Cite them by their [n] numbers.
 
     Args:
         query: What to look for: the question, or a few keywords from it.
-        top_k: How many passages to return, 1-20; null for the request's default.
-        section: Only search sections whose heading path contains this heading (a chapter or section title); null for the whole book.
+        section: Only search sections whose heading path contains this heading (a chapter or section title the reader named); null for the whole book.
+    """
+    return await search(context, query, section)
+
+
+async def search(context: ToolContext[AskContext], query: str, section: str | None = None) -> str:
+    """Runs Search for the tool and numbers what it found; failures come back as words for the model.
+
+    A section filter that matches nothing is dropped and the search run again: small models invent
+    section names, and an empty result would leave them nothing to answer from.
     """
     state = context.context
     started = time.perf_counter()
@@ -165,21 +197,25 @@ async def retrieval_tool(
         state.record(context, started, message, error=message)
         return message
     request = retrieval_pb2.SearchRequest(
-        collection=state.collection,
-        query=query.strip()[:MAX_QUERY_CHARS],
-        top_k=min(max(top_k or state.top_k, 1), MAX_TOP_K),
-        filters={"section": section.strip()} if section and section.strip() else {},
+        collection=state.collection, query=query.strip()[:MAX_QUERY_CHARS], top_k=state.top_k
     )
     if state.min_relevance is not None:
         request.min_relevance = state.min_relevance
+    if section and section.strip():
+        request.filters["section"] = section.strip()
     try:
         response = await state.retrieval.Search(request, timeout=min(state.call_timeout_s, remaining))
+        if not response.results and request.filters:
+            request.ClearField("filters")
+            remaining = state.deadline - time.monotonic()
+            response = await state.retrieval.Search(request, timeout=min(state.call_timeout_s, remaining))
     except grpc.aio.AioRpcError as error:
         message = failure_message(f"{error.code().name}: {error.details() or 'no details'}")
         state.record(context, started, message, error=message)
         return message
     numbered = [(state.number(scored), scored) for scored in response.results]
     output = format_sources(numbered)
+    state.outputs.append(output)
     state.record(context, started, output)
     state.emit(
         RetrievalResults(

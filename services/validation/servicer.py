@@ -39,12 +39,12 @@ class ValidationServicer(validation_pb2_grpc.ValidationServiceServicer):
         v = Violations()
         v.text("response", request.response, max_chars=limits.max_answer_chars)
         v.text("query", request.query, max_chars=limits.max_query_chars, required=False)
-        if v.check(len(request.context) > 0, "context", "at least one context chunk is required"):
-            v.check(
-                len(request.context) <= limits.max_context_chunks,
-                "context",
-                f"at most {limits.max_context_chunks} chunks (got {len(request.context)})",
-            )
+        # No context is a question too: nothing can support a claim, only a refusal stands.
+        v.check(
+            len(request.context) <= limits.max_context_chunks,
+            "context",
+            f"at most {limits.max_context_chunks} chunks (got {len(request.context)})",
+        )
         for i, chunk in enumerate(request.context[: limits.max_context_chunks]):
             v.text(f"context[{i}].text", chunk.text, max_chars=limits.max_chunk_chars)
         if request.HasField("threshold"):

@@ -181,32 +181,81 @@ async def test_retrieval_down_reaches_the_user_as_a_tool_error_event(book, tmp_p
         await server.stop(grace=0)
 
 
-async def test_enforce_policy_replaces_an_unsupported_answer(book, tmp_path):
+async def _ask_scripted(book, tmp_path, answer: str, query: str, **overrides):
+    """AskStream on an agent whose model searches once, then answers `answer`."""
     model = ScriptedModel(
-        [
-            [function_call("retrieval_tool", {"query": "grounding"}, call_id="c1")],
-            [assistant_message("Glossator was first released in 1846 by Queen Victoria [1].")],
-        ]
+        [[function_call("retrieval_tool", {"query": query}, call_id="c1")], [assistant_message(answer)]]
     )
     server, port = await _agent(
         tmp_path,
         f"127.0.0.1:{book.servers['retrieval'].port}",
         f"127.0.0.1:{book.servers['validation'].port}",
         model=model,
-        validation_policy="enforce",
+        **overrides,
     )
     await server.start()
     try:
         async with make_channel(f"127.0.0.1:{port}") as channel:
-            events = await _stream(
-                agent_pb2_grpc.AgentServiceStub(channel), query="When was Glossator released?"
-            )
-        verdict = next(e.validation for e in events if e.HasField("validation"))
-        assert not verdict.is_grounded
-        assert any("1846" in claim.reason for claim in verdict.claims)
-        response = events[-1].completed.response
-        assert response.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED
-        assert "1846" not in response.answer and "does not support" in response.answer
-        assert response.not_covered
+            return await _stream(agent_pb2_grpc.AgentServiceStub(channel), query=query)
     finally:
         await server.stop(grace=0)
+
+
+async def test_enforce_policy_replaces_an_unsupported_answer_with_the_extractive_one(book, tmp_path):
+    events = await _ask_scripted(
+        book, tmp_path, "Glossator was first released in 1846 by Queen Victoria [1].", QUESTION
+    )
+    verdict = next(e.validation for e in events if e.HasField("validation"))
+    assert verdict.is_grounded, "the verdict attached is the replacement's"
+    response = events[-1].completed.response
+    assert response.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED
+    assert "1846" not in response.answer and response.model == "offline-extractive"
+    assert response.sources and all(f"[{s.index}]" in response.answer for s in response.sources)
+    cited = {e.citation.index for e in events if e.HasField("citation")}
+    assert cited == {s.index for s in response.sources} and not response.not_covered
+
+
+async def test_annotate_policy_flags_an_unsupported_answer(book, tmp_path):
+    events = await _ask_scripted(
+        book,
+        tmp_path,
+        "Glossator was first released in 1846 by Queen Victoria [1].",
+        QUESTION,
+        validation_policy="annotate",
+    )
+    response = events[-1].completed.response
+    assert response.grounding.status == agent_pb2.VALIDATION_STATUS_VALIDATED
+    assert not response.grounding.is_grounded and "1846" in response.answer
+    assert any("1846" in claim.reason for claim in response.validation.claims)
+
+
+async def test_an_answer_without_markers_gets_them_from_the_supporting_chunks(book, tmp_path):
+    sentence = "The validation service checks, claim by claim, that an answer is grounded."
+    events = await _ask_scripted(book, tmp_path, sentence, QUESTION)
+    streamed = "".join(e.answer_delta.text for e in events if e.HasField("answer_delta"))
+    response = events[-1].completed.response
+    assert streamed == sentence and response.answer.startswith(sentence + " [")
+    assert response.grounding.is_grounded and response.grounding.citations_valid >= 1
+    citations = [e.citation for e in events if e.HasField("citation")]
+    assert [c.index for c in citations] == [s.index for s in response.sources]
+    assert response.sources[0].document_id == "intro.md"
+
+
+async def test_a_refusal_is_not_grounded_when_the_passages_answer(book, tmp_path):
+    refusal = "The book does not cover this question."
+    annotated = await _ask_scripted(book, tmp_path / "a", refusal, QUESTION, validation_policy="annotate")
+    annotated = annotated[-1].completed.response
+    assert not annotated.grounding.is_grounded and annotated.answer == refusal
+    assert any("passages answer the question" in note for note in annotated.validation.notes)
+    enforced = await _ask_scripted(book, tmp_path / "e", refusal, QUESTION)
+    response = enforced[-1].completed.response
+    assert response.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED
+    assert response.grounding.is_grounded and response.sources and not response.not_covered
+
+
+async def test_a_refusal_stands_when_nothing_relevant_was_found(book, tmp_path):
+    events = await _ask_scripted(
+        book, tmp_path, "The book does not cover this question.", "What is the capital of Peru?"
+    )
+    response = events[-1].completed.response
+    assert response.grounding.is_grounded and response.not_covered and not response.sources

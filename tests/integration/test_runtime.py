@@ -70,13 +70,15 @@ async def test_a_request_id_is_made_up_when_the_caller_sends_none(suite):
 
 
 async def test_invalid_request_gets_invalid_argument_with_field_violations(suite):
-    bad = validation_pb2.ValidateRequest(response="", context=[], threshold=1.5)
+    bad = validation_pb2.ValidateRequest(
+        response="", context=[common_pb2.Chunk(chunk_id="c1", text="x" * 20_001)], threshold=1.5
+    )
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await suite.validation.Validate(bad, metadata=[("x-request-id", "bad-1")], timeout=10)
     error = caught.value
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
     violations = field_violations(error)
-    assert set(violations) == {"response", "context", "threshold"}
+    assert set(violations) == {"response", "context[0].text", "threshold"}
     assert "empty" in violations["response"]
     assert trailer(error, "x-request-id") == "bad-1"
 

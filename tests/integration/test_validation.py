@@ -36,6 +36,14 @@ async def test_a_grounded_answer_and_a_fabricated_one(suite):
     assert [span.text for span in wrong.unsupported_spans] == ["The bridge was opened in 1846 [1]."]
 
 
+async def test_with_no_context_nothing_is_supported_and_only_a_refusal_is_grounded(suite):
+    claimed = await validate(suite, query="When did the bridge open?", response="The bridge opened in 1932.")
+    assert not claimed.is_grounded and claimed.grounding_score == 0.0
+    assert claimed.claims[0].reason == "no context chunk mentions it"
+    declined = await validate(suite, response="The book does not cover this question.")
+    assert declined.is_grounded and declined.is_refusal
+
+
 async def test_citation_markers_pointing_nowhere_are_counted_invalid_not_rejected(suite):
     reply = await validate(suite, response="The bridge was opened in 1932 [7].", context=chunks(BRIDGE))
     assert (reply.citations_found, reply.citations_valid) == (1, 0)

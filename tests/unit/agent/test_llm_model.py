@@ -1,8 +1,9 @@
 """The LLM path on the wire: the real OpenAI client and SDK model against a scripted HTTP endpoint.
 
-The endpoint speaks streamed Chat Completions (server-sent events) on loopback: asked without a
-tool result, it streams a retrieval_tool call; given one, it streams a cited answer. It can also
-hang, or answer garbage, to check the deadline and the error a caller gets.
+The endpoint speaks Chat Completions on loopback as llama.cpp's server does: the first call (not
+streamed, tool_choice naming the tool) gets a native retrieval_tool call; a streamed call gets the
+scripted answer. It can also hang, refuse, or answer garbage, to check the deadline and the error
+a caller gets.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from services.agent.agent import Answerer, AnswerRequest, run_answer
 from services.agent.config import AgentSettings
 from services.agent.events import AnswerDelta, AnswerFinished, Citation, RetrievalResults, ToolCall
 from services.agent.models import OFFLINE_MODEL_NAME, OfflineExtractiveModel, make_model, model_settings
-from services.common.errors import DeadlineExceeded, Unavailable
+from services.agent.models.guided import GuidedModel
+from services.agent.prompt import ANSWER_INSTRUCTIONS, ANSWER_REQUEST
+from services.common.errors import DeadlineExceeded, FailedPrecondition, Reason, Unavailable
 from tests.unit.agent.fake_retrieval import CHUNKS, FakeRetrieval, serve_retrieval
 
 ANSWER_PIECES = ["ROS 2 uses ", "DDS as its ", "middleware. [", "1] It needs no master. [1][8]"]
@@ -38,36 +41,47 @@ def chunk(delta: dict, finish: str | None = None) -> dict:
     }
 
 
-def tool_call_chunks() -> list[dict]:
+def tool_call_reply(arguments: str = '{"query": "DDS transport"}') -> dict:
+    """The non-streamed reply to the first call, whose tool_choice names the tool."""
     call = {
-        "index": 0,
         "id": "call_abc",
         "type": "function",
-        "function": {"name": "retrieval_tool", "arguments": ""},
+        "function": {"name": "retrieval_tool", "arguments": arguments},
     }
-    return [
-        chunk({"role": "assistant", "content": None, "tool_calls": [call]}),
-        chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"query": "ROS 2 midd'}}]}),
-        chunk(
-            {"tool_calls": [{"index": 0, "function": {"arguments": 'leware", "top_k": 2, "section": null}'}}]}
-        ),
-        chunk({}, finish="tool_calls"),
-    ]
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "scripted-llm",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                "finish_reason": "tool_calls",
+            }
+        ],
+    }
 
 
-def answer_chunks() -> list[dict]:
+def answer_chunks(pieces: list[str]) -> list[dict]:
     return [
         chunk({"role": "assistant", "content": ""}),
-        *(chunk({"content": piece}) for piece in ANSWER_PIECES),
+        *(chunk({"content": piece}) for piece in pieces),
         chunk({}, finish="stop"),
     ]
 
 
 @dataclass
 class Endpoint:
-    """What the scripted endpoint does ("ok", "hang", or garbage: "html", "bad-sse", "error") and what it was sent."""
+    """What the scripted endpoint does and what it was sent.
+
+    Modes: "ok"; "hang"; garbage ("html", "bad-sse"); HTTP errors ("error" 500, "not-found" 404);
+    "no-tool-choice" (400 for a named tool_choice, as some servers answer).
+    """
 
     mode: str = "ok"
+    # The streamed replies in order (the last one repeats), each as its content pieces.
+    answers: list[list[str]] = field(default_factory=lambda: [list(ANSWER_PIECES)])
     requests: list[dict] = field(default_factory=list)
     authorization: list[str] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
@@ -92,11 +106,20 @@ def handler_for(endpoint: Endpoint) -> type[BaseHTTPRequestHandler]:
             if endpoint.mode == "bad-sse":
                 self._send(200, "text/event-stream", b'data: {"choices": [{"delta": {"content": 42\n\n')
                 return
-            if endpoint.mode == "error":
-                self._send(500, "application/json", b'{"error": {"message": "model crashed"}}')
+            if endpoint.mode in ("error", "not-found"):
+                status = 500 if endpoint.mode == "error" else 404
+                self._send(
+                    status, "application/json", b'{"error": {"message": "/srv/app.py: model crashed"}}'
+                )
                 return
-            has_tool_result = any(message.get("role") == "tool" for message in body["messages"])
-            events = answer_chunks() if has_tool_result else tool_call_chunks()
+            if not body.get("stream"):
+                if endpoint.mode == "no-tool-choice":
+                    self._send(400, "application/json", b'{"error": {"message": "tool_choice unsupported"}}')
+                    return
+                self._send(200, "application/json", json.dumps(tool_call_reply()).encode())
+                return
+            streamed = sum(1 for request in endpoint.requests if request.get("stream"))
+            events = answer_chunks(endpoint.answers[min(streamed, len(endpoint.answers)) - 1])
             stream = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
             self._send(200, "text/event-stream", stream.encode())
 
@@ -142,16 +165,23 @@ def llm_settings(url: str, **overrides) -> AgentSettings:
     return AgentSettings(**(values | overrides))
 
 
-async def test_streamed_tool_call_then_answer_through_the_real_client(endpoint, retrieval):
+async def run(answerer: Answerer, question: str = "What middleware does ROS 2 use?", seconds: float = 20):
+    request = AnswerRequest(question=question, user_context={"chapter": "Basics"})
+    return [e async for e in run_answer(request, answerer, deadline=time.monotonic() + seconds)]
+
+
+async def test_the_first_call_names_the_tool_and_the_answer_streams_through_the_real_client(
+    endpoint, retrieval
+):
     servicer, stub = retrieval
     answerer = Answerer.from_settings(llm_settings(endpoint.url), stub)
-    request = AnswerRequest(question="What middleware does ROS 2 use?", user_context={"chapter": "Basics"})
-    events = [e async for e in run_answer(request, answerer, deadline=time.monotonic() + 20)]
+    events = await run(answerer)
 
     assert [type(e) for e in events[:2]] == [ToolCall, RetrievalResults]
-    assert events[0].call_id == "call_abc"
-    assert json.loads(events[0].arguments) == {"query": "ROS 2 middleware", "top_k": 2, "section": None}
-    assert servicer.requests[0].query == "ROS 2 middleware" and servicer.requests[0].top_k == 2
+    # The resolved question is searched; the model's query adds its own new words.
+    assert json.loads(events[0].arguments) == {"query": "What middleware does ROS 2 use? DDS transport"}
+    assert servicer.requests[0].query == "What middleware does ROS 2 use? DDS transport"
+    assert servicer.requests[0].top_k == 5 and not servicer.requests[0].filters
     finished = events[-1]
     assert isinstance(finished, AnswerFinished) and finished.model == "scripted-llm"
     # The marker split over two chunks is recognised; [8] was never retrieved and is dropped.
@@ -162,17 +192,80 @@ async def test_streamed_tool_call_then_answer_through_the_real_client(endpoint, 
     ]
 
     first, second = endpoint.requests
-    assert first["model"] == "scripted-llm" and first["stream"] is True
+    assert first["model"] == "scripted-llm" and not first.get("stream")
+    assert first["tool_choice"] == {"type": "function", "function": {"name": "retrieval_tool"}}
     assert first["temperature"] == 0.2 and first["max_tokens"] == 321
     assert [tool["function"]["name"] for tool in first["tools"]] == ["retrieval_tool"]
+    assert set(first["tools"][0]["function"]["parameters"]["properties"]) == {"query"}
     assert first["messages"][0]["role"] == "system" and "[n]" not in first["messages"][0]["content"]
-    assert "retrieval_tool" in first["messages"][0]["content"]
     assert first["messages"][-1]["content"].endswith("Question: What middleware does ROS 2 use?")
     assert "- chapter: Basics" in first["messages"][-1]["content"]
     assert endpoint.authorization == ["Bearer sk-test", "Bearer sk-test"]
-    tool_message = next(m for m in second["messages"] if m["role"] == "tool")
-    assert tool_message["tool_call_id"] == "call_abc"
+    assert second["stream"] is True and "tool_choice" not in second
+
+
+async def test_an_endpoint_rejecting_a_named_tool_choice_gets_the_search_made_for_it(endpoint, retrieval):
+    _servicer, stub = retrieval
+    endpoint.mode = "no-tool-choice"
+    answerer = Answerer.from_settings(llm_settings(endpoint.url), stub)
+    events = await run(answerer)
+    assert json.loads(events[0].arguments) == {"query": "What middleware does ROS 2 use?"}
+    assert isinstance(events[-1], AnswerFinished) and events[-1].answer.startswith("ROS 2 uses DDS")
+    await run(answerer)
+    # Learnt once: the next run does not ask for the named tool_choice again.
+    assert [bool(r.get("tool_choice")) for r in endpoint.requests] == [True, False, False]
+
+
+async def test_the_answer_turn_has_the_passages_in_the_question_and_no_tools(endpoint, retrieval):
+    _servicer, stub = retrieval
+    answerer = Answerer.from_settings(llm_settings(endpoint.url), stub)
+    await run(answerer)
+    answer_turn = endpoint.requests[-1]
+    assert "tools" not in answer_turn and answer_turn["stream"] is True
+    assert answer_turn["messages"][0]["content"] == ANSWER_INSTRUCTIONS
+    question = answer_turn["messages"][-1]["content"]
+    assert question.startswith("Passages from the book:\n[1] ROS 2 uses the Data Distribution Service")
+    assert question.endswith(f"Question: What middleware does ROS 2 use?\n{ANSWER_REQUEST}")
+
+
+async def test_a_model_allowed_to_search_again_may_write_the_call_as_text(endpoint, retrieval):
+    servicer, stub = retrieval
+    call = '<tool_call>{"name": "retrieval_tool", "arguments": {"query": "master process"}}</tool_call>'
+    endpoint.answers = [[call[:30], call[30:]], list(ANSWER_PIECES)]
+    answerer = Answerer.from_settings(llm_settings(endpoint.url, llm_max_searches=2), stub)
+    events = await run(answerer)
+    assert [e.arguments for e in events if isinstance(e, ToolCall)][1] == '{"query": "master process"}'
+    assert [r.query for r in servicer.requests][1] == "master process"
+    assert [bool(r.get("tools")) for r in endpoint.requests] == [True, True, False]
+    searching_again = endpoint.requests[1]["messages"]
+    call_message = next(m for m in searching_again if m.get("tool_calls"))
+    assert call_message["content"] == "", "llama.cpp's server rejects a null content"
+    tool_message = next(m for m in searching_again if m["role"] == "tool")
     assert tool_message["content"].startswith("[1] Robotics Handbook > ROS 2 Basics > Middleware")
+    streamed = "".join(e.text for e in events if isinstance(e, AnswerDelta))
+    assert "tool_call" not in streamed and streamed == events[-1].answer
+    assert events[-1].answer.startswith("ROS 2 uses DDS")
+
+
+async def test_a_call_written_on_the_answer_turn_is_withheld(endpoint, retrieval):
+    _servicer, stub = retrieval
+    endpoint.answers = [['{"name": "retrieval_tool", "arguments": {"query": "again"}}']]
+    answerer = Answerer.from_settings(llm_settings(endpoint.url), stub)
+    events = await run(answerer)
+    assert len([e for e in events if isinstance(e, ToolCall)]) == 1
+    assert not any(isinstance(e, AnswerDelta) for e in events)
+    assert isinstance(events[-1], AnswerFinished) and events[-1].answer == ""
+
+
+async def test_template_tokens_are_stripped_from_the_streamed_answer(endpoint, retrieval):
+    _servicer, stub = retrieval
+    endpoint.answers = [
+        ["ROS 2 uses DDS as its middleware for transport. [1]", "<|im_end|>\n<|im_start|>user\nmore"]
+    ]
+    answerer = Answerer.from_settings(llm_settings(endpoint.url), stub)
+    events = await run(answerer)
+    streamed = "".join(e.text for e in events if isinstance(e, AnswerDelta))
+    assert streamed == events[-1].answer == "ROS 2 uses DDS as its middleware for transport. [1]"
 
 
 async def test_a_hanging_endpoint_is_cut_at_the_deadline(endpoint, retrieval):
@@ -181,7 +274,7 @@ async def test_a_hanging_endpoint_is_cut_at_the_deadline(endpoint, retrieval):
     answerer = Answerer.from_settings(llm_settings(endpoint.url), stub)
     started = time.monotonic()
     with pytest.raises(DeadlineExceeded, match="before the deadline"):
-        [e async for e in run_answer(AnswerRequest(question="q"), answerer, deadline=time.monotonic() + 0.8)]
+        await run(answerer, "q", seconds=0.8)
     assert time.monotonic() - started < 2.0
     assert len(endpoint.requests) == 1
 
@@ -189,31 +282,49 @@ async def test_a_hanging_endpoint_is_cut_at_the_deadline(endpoint, retrieval):
 @pytest.mark.parametrize(
     ("mode", "message"),
     [
-        ("html", "returned an empty answer"),
-        ("bad-sse", "the model failed: "),
-        ("error", "the model failed: InternalServerError"),
+        ("html", "failed"),
+        ("bad-sse", "failed"),
+        ("error", "failed with HTTP 500 for model 'scripted-llm'"),
     ],
 )
 async def test_an_endpoint_answering_garbage_is_unavailable(endpoint, retrieval, mode, message):
     _servicer, stub = retrieval
     endpoint.mode = mode
     answerer = Answerer.from_settings(llm_settings(endpoint.url), stub)
-    with pytest.raises(Unavailable, match=message):
-        [e async for e in run_answer(AnswerRequest(question="q"), answerer, deadline=time.monotonic() + 10)]
+    with pytest.raises(Unavailable, match=message) as caught:
+        await run(answerer, "q")
+    assert "/srv/app.py" not in caught.value.message and "{" not in caught.value.message
+
+
+async def test_a_wrong_model_or_path_is_failed_precondition_and_not_retried(endpoint, retrieval):
+    _servicer, stub = retrieval
+    endpoint.mode = "not-found"
+    answerer = Answerer.from_settings(llm_settings(endpoint.url), stub)
+    with pytest.raises(FailedPrecondition) as caught:
+        await run(answerer, "q")
+    error = caught.value
+    assert endpoint.url in error.message and "'scripted-llm'" in error.message and "HTTP 404" in error.message
+    assert "/srv/app.py" not in error.message
+    assert error.reason == Reason.LLM_REJECTED and error.metadata["http_status"] == "404"
+    assert len(endpoint.requests) == 1
 
 
 async def test_an_unreachable_endpoint_is_unavailable(retrieval):
     _servicer, stub = retrieval
     answerer = Answerer.from_settings(llm_settings("http://127.0.0.1:9/v1"), stub)
-    with pytest.raises(Unavailable, match="APIConnectionError"):
-        [e async for e in run_answer(AnswerRequest(question="q"), answerer, deadline=time.monotonic() + 10)]
+    with pytest.raises(
+        Unavailable, match=r"cannot reach the LLM endpoint http://127\.0\.0\.1:9/v1"
+    ) as caught:
+        await run(answerer, "q")
+    assert caught.value.reason == Reason.LLM_UNAVAILABLE and not caught.value.retryable
 
 
 def test_make_model_picks_the_api_and_the_offline_default():
     chat, name = make_model(llm_settings("http://127.0.0.1:9/v1"))
-    assert isinstance(chat, OpenAIChatCompletionsModel) and name == "scripted-llm"
+    assert isinstance(chat, GuidedModel) and isinstance(chat.inner, OpenAIChatCompletionsModel)
+    assert name == "scripted-llm"
     responses, _ = make_model(llm_settings("http://127.0.0.1:9/v1", llm_api="responses"))
-    assert isinstance(responses, OpenAIResponsesModel)
+    assert isinstance(responses.inner, OpenAIResponsesModel)
     offline, name = make_model(AgentSettings(llm_base_url=""))
     assert isinstance(offline, OfflineExtractiveModel) and name == OFFLINE_MODEL_NAME
     with pytest.raises(ValueError, match="LLM_MODEL"):

@@ -102,10 +102,10 @@ async def test_first_move_searches_for_the_bare_question(model):
     [call] = response.output
     assert isinstance(call, ResponseFunctionToolCall)
     assert call.name == "retrieval_tool" and call.call_id
-    assert json.loads(call.arguments) == {
-        "query": "How fast does the VLP-16 spin?",
-        "top_k": None,
-        "section": None,
+    assert json.loads(call.arguments) == {"query": "How fast does the VLP-16 spin?"}
+    resolved = await respond(model.reading({}, "How fast does the VLP-16 spin? Velodyne lidar"), items)
+    assert json.loads(resolved.output[0].arguments) == {
+        "query": "How fast does the VLP-16 spin? Velodyne lidar"
     }
 
 
@@ -236,7 +236,7 @@ async def test_full_offline_run_through_the_agent_loop(model):
         off_topic = AnswerRequest(question="Who painted the Mona Lisa portrait?")
         unanswered = [e async for e in run_answer(off_topic, answerer, deadline=time.monotonic() + 30)]
 
-    assert servicer.requests[0].query == "Which middleware does ROS 2 use?"
+    assert servicer.requests[0].query == "Which middleware does ROS 2 use? DDS?"  # with the selection
     assert [type(e) for e in events[:2]] == [ToolCall, RetrievalResults]
     finished = events[-1]
     deltas = [e.text for e in events if isinstance(e, AnswerDelta)]

@@ -1,0 +1,228 @@
+"""What is delivered once the model has answered: cited, validated, and grounded or flagged.
+
+Small models cite nothing, answer from memory, or decline questions the book does answer; a
+reader must never get any of that as a checked answer. In order:
+1. the answer is validated against everything retrieved (no sources: nothing can support it);
+2. a supported sentence that carries no valid marker gets one, naming the source the validator
+   found supporting it, and the marked answer is validated again;
+3. the extractive answerer reads the same passages as a judge of whether they answer the question
+   at all: a refusal ("the book does not cover this") is grounded only when they do not, and an
+   answer (even one quoting them) only when they do;
+4. an answer still not grounded is, under `enforce`, replaced by the extractive answer (labelled
+   offline-extractive, or its decline when the passages do not answer) when that one is
+   grounded, else by a statement that the book does not support an answer; under `annotate` it
+   is delivered with its verdict, flagged not grounded.
+An empty answer (the model wrote only withheld text) is replaced the same way under any policy.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import grpc
+
+from glossator.v1 import common_pb2, validation_pb2, validation_pb2_grpc
+from services.agent.citations import marker_indexes
+from services.agent.events import AnswerFinished
+from services.agent.models import OFFLINE_MODEL_NAME
+from services.agent.models.offline import CANNOT_SEARCH, NOT_COVERED, NOTHING_FOUND
+from services.agent.sessions import Source
+from services.common.errors import Unavailable
+from services.common.logging import get_logger
+from services.common.metrics import observe_stage
+
+log = get_logger("glossator.answer_check")
+
+# Worded as a refusal ("the book does not answer"), so that it validates as one.
+NOT_SUPPORTED_ANSWER = (
+    "The book does not answer this question verifiably: the draft answer could not be checked "
+    "against the retrieved text, so it was withheld."
+)
+WRONG_REFUSAL_NOTE = "the answer declines, but the retrieved passages answer the question"
+OFF_TOPIC_NOTE = "none of the retrieved passages answers the question, so neither can the answer"
+_NOT_ANSWERS = frozenset({NOT_COVERED, NOTHING_FOUND, CANNOT_SEARCH})
+
+Policy = Literal["annotate", "enforce", "off"]
+# The time left until a deadline, at most a cap: how a validation call gets its timeout.
+Timeout = Callable[[float], float]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Validated:
+    status: str  # validated | replaced | unavailable | skipped
+    verdict: validation_pb2.ValidateResponse | None
+    validation_ms: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Checked:
+    """The answer to deliver, its verdict, who wrote it, and the sources it cites."""
+
+    answer: str
+    validated: Validated
+    model: str
+    cited: list[Source]
+    # Cited here for the first time (markers added, or a replacement's): clients get Citation events.
+    new_citations: list[int]
+    not_covered: bool
+
+
+class AnswerChecker:
+    """Applies the steps of the module docstring with the validation service."""
+
+    def __init__(
+        self,
+        validation: validation_pb2_grpc.ValidationServiceStub,
+        policy: Policy,
+        timeout: Timeout,
+    ) -> None:
+        self._validation = validation
+        self._policy = policy
+        self._timeout = timeout
+
+    async def check(self, query: str, finished: AnswerFinished) -> Checked:
+        started = time.perf_counter()
+        streamed_citations = set(marker_indexes(finished.answer))
+        if self._policy == "off":
+            if not finished.answer:
+                raise Unavailable(f"the model {finished.model!r} returned an empty answer")
+            validated = Validated(status="skipped", verdict=None, validation_ms=0.0)
+            return self._checked(finished, finished.answer, validated, finished.model, streamed_citations)
+        answer, verdict = finished.answer, None
+        if answer:
+            answer, verdict = await self._validate_cited(query, answer, finished)
+            if verdict is None:
+                validated = Validated(status="unavailable", verdict=None, validation_ms=_ms(started))
+                return self._checked(finished, answer, validated, finished.model, streamed_citations)
+            verdict = await _judged_against_the_passages(verdict, finished)
+            if verdict.is_grounded or self._policy == "annotate":
+                validated = Validated(status="validated", verdict=verdict, validation_ms=_ms(started))
+                return self._checked(finished, answer, validated, finished.model, streamed_citations)
+        replacement, replaced_verdict = await self._replacement(query, finished)
+        note = _replaced_note(finished.model, verdict)
+        log.info("answer_replaced", model=finished.model, reason=note, answer=finished.answer[:300])
+        delivered = replaced_verdict or verdict
+        if delivered is not None:
+            delivered.notes.append(note)
+        validated = Validated(status="replaced", verdict=delivered, validation_ms=_ms(started))
+        return self._checked(finished, replacement, validated, OFFLINE_MODEL_NAME, streamed_citations)
+
+    async def _validate_cited(
+        self, query: str, answer: str, finished: AnswerFinished
+    ) -> tuple[str, validation_pb2.ValidateResponse | None]:
+        """The verdict of the answer, with markers added to supported claims that carry none."""
+        verdict = await self._validate(query, answer, finished)
+        if verdict is None:
+            return answer, None
+        marked = add_markers(answer, verdict)
+        if marked == answer:
+            return answer, verdict
+        remarked = await self._validate(query, marked, finished)
+        return (marked, remarked) if remarked is not None else (answer, verdict)
+
+    async def _replacement(
+        self, query: str, finished: AnswerFinished
+    ) -> tuple[str, validation_pb2.ValidateResponse | None]:
+        """The extractive answer (or its decline) when it is grounded, else the withheld-answer
+        statement; with the verdict of what is delivered."""
+        fallback = await finished.fallback() if finished.fallback is not None else ""
+        if fallback:
+            verdict = await self._validate(query, fallback, finished)
+            if verdict is not None and verdict.is_grounded:
+                return fallback, verdict
+        return NOT_SUPPORTED_ANSWER, await self._validate(query, NOT_SUPPORTED_ANSWER, finished)
+
+    async def _validate(
+        self, query: str, answer: str, finished: AnswerFinished
+    ) -> validation_pb2.ValidateResponse | None:
+        """The verdict on `answer` against every chunk the run retrieved, whole."""
+        context = [_context_chunk(source, finished.chunk_texts) for source in finished.sources]
+        request = validation_pb2.ValidateRequest(query=query, response=answer, context=context)
+        try:
+            with observe_stage("validation"):
+                return await self._validation.Validate(request, timeout=self._timeout(10.0))
+        except grpc.aio.AioRpcError as error:
+            log.warning("validation_unavailable", code=error.code().name, details=error.details())
+            return None
+
+    @staticmethod
+    def _checked(
+        finished: AnswerFinished, answer: str, validated: Validated, model: str, streamed: set[int]
+    ) -> Checked:
+        numbers = [n for n in marker_indexes(answer) if 1 <= n <= len(finished.sources)]
+        verdict = validated.verdict
+        refusal = verdict.is_refusal if verdict is not None else False
+        return Checked(
+            answer=answer,
+            validated=validated,
+            model=model,
+            cited=[finished.sources[n - 1] for n in sorted(numbers)],
+            new_citations=[n for n in numbers if n not in streamed],
+            not_covered=not numbers and (refusal or answer in _NOT_ANSWERS or not finished.sources),
+        )
+
+
+def add_markers(answer: str, verdict: validation_pb2.ValidateResponse) -> str:
+    """The answer with `[n]` after each supported claim that cites nothing, n its best chunk."""
+    inserts = [
+        (claim.end, f" [{claim.best_chunk_index + 1}]")
+        for claim in verdict.claims
+        if claim.supported and not claim.citations and claim.best_chunk_index >= 0
+    ]
+    for at, marker in sorted(inserts, reverse=True):
+        answer = answer[:at] + marker + answer[at:]
+    return answer
+
+
+async def _judged_against_the_passages(
+    verdict: validation_pb2.ValidateResponse, finished: AnswerFinished
+) -> validation_pb2.ValidateResponse:
+    """The verdict, not grounded when the answer misjudges what the passages say: a refusal
+    although they answer the question, or an answer although none of them is about it (quoting
+    an unrelated passage is supported text, but it answers nothing)."""
+    if not verdict.is_grounded or not finished.sources or finished.fallback is None:
+        return verdict
+    covered = (await finished.fallback()) not in _NOT_ANSWERS
+    if verdict.is_refusal and covered:
+        return _flagged(verdict, WRONG_REFUSAL_NOTE)
+    if not verdict.is_refusal and not covered:
+        return _flagged(verdict, OFF_TOPIC_NOTE)
+    return verdict
+
+
+def _replaced_note(model: str, verdict: validation_pb2.ValidateResponse | None) -> str:
+    """Why the answer of `model` was replaced, for the notes of the verdict delivered instead."""
+    if verdict is None:
+        return f"the answer of {model} was empty, so it was replaced"
+    reasons = [note for note in verdict.notes if note in (WRONG_REFUSAL_NOTE, OFF_TOPIC_NOTE)]
+    reasons += [f"“{claim.text[:80]}”: {claim.reason}" for claim in verdict.claims if not claim.supported]
+    return f"the answer of {model} was replaced: " + ("; ".join(reasons[:3]) or "not grounded")
+
+
+def _flagged(verdict: validation_pb2.ValidateResponse, note: str) -> validation_pb2.ValidateResponse:
+    flagged = validation_pb2.ValidateResponse()
+    flagged.CopyFrom(verdict)
+    flagged.is_grounded = False
+    flagged.grounding_score = 0.0
+    flagged.notes.append(note)
+    return flagged
+
+
+def _context_chunk(source: Source, texts: Mapping[str, str]) -> common_pb2.Chunk:
+    return common_pb2.Chunk(
+        chunk_id=source.chunk_id,
+        document_id=source.document_id,
+        source_url=source.source_url,
+        title=source.title,
+        section_path=source.section_path,
+        section_title=source.section_title,
+        chunk_index=source.chunk_index,
+        text=texts.get(source.chunk_id, source.extracted_text),
+    )
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000

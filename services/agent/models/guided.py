@@ -1,0 +1,234 @@
+"""An LLM kept on the rails: it always retrieves first, and nothing but its prose reaches the reader.
+
+Small self-hosted models (0.5B-1.5B on CPU) rarely call a tool on their own: with
+`tool_choice="auto"` they answer from memory, write the call as text, or leak template tokens.
+`GuidedModel` wraps any SDK model and
+- makes the first call of a run name the retrieval tool (`tool_choice`), and searches for the
+  question resolved against the conversation, adding the model's own query when it brings new
+  words; an endpoint that rejects a named `tool_choice` gets the call made for it, from then on;
+- once the run has made `max_searches` searches, asks for the answer with no tool offered and the
+  passages written into the question (tool messages make small models call the tool again);
+  before that (max_searches > 1) the model may search again, natively or by a call written as text;
+- streams every turn through a ProseGate: the start of a turn is held until it is clearly prose,
+  template tokens and echoed instructions are dropped, and a tool call written as text becomes a
+  real call (so the SDK runs it, with the same events as a native one).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from agents import ModelResponse, ModelSettings, Tool, Usage
+from agents.agent_output import AgentOutputSchemaBase
+from agents.handoffs import Handoff
+from agents.items import TResponseInputItem, TResponseStreamEvent
+from agents.models.interface import Model, ModelTracing
+from openai import APIStatusError
+from openai.types.responses import ResponseCompletedEvent, ResponseFunctionToolCall, ResponseOutputMessage
+from openai.types.responses.response_prompt_param import ResponsePromptParam
+
+from services.agent.models.extractive import parse_passages
+from services.agent.models.response_stream import ResponseWriter, function_call
+from services.agent.models.textguard import ProseGate, parse_text_tool_call
+from services.agent.prompt import ANSWER_INSTRUCTIONS, answer_input, latest_question
+from services.agent.search_query import MAX_QUERY_CHARS
+from services.agent.tools import FAILURE_PREFIX, TOOL_NAME
+from services.common.logging import get_logger
+from services.validation.text import Analysis
+
+log = get_logger("glossator.agent.llm")
+
+# Statuses with which servers turn down a named tool_choice they do not support (llama.cpp: 500).
+_TOOL_CHOICE_REJECTED = frozenset({400, 422, 500, 501})
+
+
+@dataclass
+class EndpointTraits:
+    """What was learnt about the endpoint, shared by every run of the process."""
+
+    named_tool_choice: bool = True
+
+
+class GuidedModel(Model):
+    """See the module docstring. `for_run` binds one run's resolved search query."""
+
+    def __init__(
+        self,
+        inner: Model,
+        name: str,
+        *,
+        max_searches: int = 1,
+        search_query: str = "",
+        traits: EndpointTraits | None = None,
+    ) -> None:
+        self.inner = inner
+        self.name = name
+        self._max_searches = max_searches
+        self._search_query = search_query
+        self._traits = traits or EndpointTraits()
+
+    def for_run(self, search_query: str) -> GuidedModel:
+        return GuidedModel(
+            self.inner,
+            self.name,
+            max_searches=self._max_searches,
+            search_query=search_query,
+            traits=self._traits,
+        )
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        """The streamed response, collected (the run loop streams; this serves callers that do not)."""
+        output: list[Any] = []
+        async for event in self.stream_response(*args, **kwargs):
+            if isinstance(event, ResponseCompletedEvent):
+                output = list(event.response.output)
+        return ModelResponse(output=output, usage=Usage(requests=1), response_id=None)
+
+    async def stream_response(
+        self,
+        system_instructions: str | None,
+        input: str | list[TResponseInputItem],
+        model_settings: ModelSettings,
+        tools: list[Tool],
+        output_schema: AgentOutputSchemaBase | None,
+        handoffs: list[Handoff],
+        tracing: ModelTracing,
+        *,
+        previous_response_id: str | None,
+        conversation_id: str | None,
+        prompt: ResponsePromptParam | None,
+    ) -> AsyncIterator[TResponseStreamEvent]:
+        items: list[Any] = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+        question, outputs = latest_question(items)
+        searches = len(outputs)
+        writer = ResponseWriter(self.name)
+        yield writer.created()
+        if searches == 0 and any(tool.name == TOOL_NAME for tool in tools):
+            call = await self._first_search(
+                self._search_query or question,
+                (system_instructions, items, model_settings, tools, output_schema, handoffs, tracing),
+            )
+            for event in writer.call(call):
+                yield event
+        else:
+            answering = searches >= self._max_searches
+            offered = [] if answering else tools
+            if answering:
+                system_instructions = ANSWER_INSTRUCTIONS
+                items = answer_input(items, _passages(outputs), _all_failed(outputs))
+            gate = ProseGate([tool.name for tool in tools] or [TOOL_NAME], system_instructions or "")
+            native: list[ResponseFunctionToolCall] = []
+            async for event in self.inner.stream_response(
+                system_instructions,
+                items,
+                replace(model_settings, tool_choice=None),
+                offered,
+                output_schema,
+                handoffs,
+                tracing,
+                previous_response_id=None,
+                conversation_id=None,
+                prompt=prompt,
+            ):
+                if event.type == "response.output_text.delta":
+                    for out in writer.text(gate.feed(event.delta)):
+                        yield out
+                elif isinstance(event, ResponseCompletedEvent):
+                    native = [item for item in event.response.output if item.type == "function_call"]
+            result = gate.finish()
+            for out in writer.text(result.text):
+                yield out
+            if result.dropped:
+                log.info("llm_text_withheld", model=self.name, withheld=result.dropped[:300])
+            call = _first_known_call(native, result.tool_call, offered)
+            if call is not None:
+                for out in writer.call(call):
+                    yield out
+        for event in writer.completed():
+            yield event
+
+    async def _first_search(self, query: str, request: tuple[Any, ...]) -> ResponseFunctionToolCall:
+        """The run's first retrieval call: the model's, searching for the resolved question.
+
+        `request` is what stream_response was given (instructions, input, settings, tools, schema,
+        handoffs, tracing).
+        """
+        instructions, items, settings, tools, schema, handoffs, tracing = request
+        arguments: dict[str, Any] = {}
+        if self._traits.named_tool_choice:
+            try:
+                response = await self.inner.get_response(
+                    instructions,
+                    items,
+                    replace(settings, tool_choice=TOOL_NAME),
+                    tools,
+                    schema,
+                    handoffs,
+                    tracing,
+                    previous_response_id=None,
+                    conversation_id=None,
+                    prompt=None,
+                )
+                arguments = _call_arguments(response.output, [tool.name for tool in tools])
+            except APIStatusError as error:
+                if error.status_code not in _TOOL_CHOICE_REJECTED:
+                    raise
+                if error.status_code in (400, 422):
+                    self._traits.named_tool_choice = False
+                log.warning("llm_tool_choice_rejected", model=self.name, http_status=error.status_code)
+        arguments["query"] = merged_query(query, str(arguments.get("query") or ""))
+        return function_call(TOOL_NAME, json.dumps(arguments, ensure_ascii=False))
+
+
+def merged_query(resolved: str, model_query: str) -> str:
+    """The resolved question, with the model's query added when it brings words of its own."""
+    model_query = " ".join(model_query.split())
+    if not model_query or Analysis(model_query).term_set <= Analysis(resolved).term_set:
+        return resolved
+    return f"{resolved} {model_query}"[:MAX_QUERY_CHARS]
+
+
+def _call_arguments(output: list[Any], tool_names: list[str]) -> dict[str, Any]:
+    """Arguments of the first retrieval call in a response: native, or written as text."""
+    for item in output:
+        if getattr(item, "type", None) == "function_call" and item.name == TOOL_NAME:
+            try:
+                arguments = json.loads(item.arguments or "{}")
+            except ValueError:
+                return {}
+            return arguments if isinstance(arguments, dict) else {}
+    text = "".join(
+        part.text
+        for item in output
+        if isinstance(item, ResponseOutputMessage)
+        for part in item.content
+        if getattr(part, "type", None) == "output_text"
+    )
+    call = parse_text_tool_call(text, tool_names)
+    return dict(call.arguments) if call is not None and call.name == TOOL_NAME else {}
+
+
+def _passages(outputs: list[str]) -> list[tuple[int, str]]:
+    """The numbered passages of the run's tool outputs, each once."""
+    found = {passage.number: passage.text for output in outputs for passage in parse_passages(output)}
+    return sorted(found.items())
+
+
+def _all_failed(outputs: list[str]) -> bool:
+    return bool(outputs) and all(output.startswith(FAILURE_PREFIX) for output in outputs)
+
+
+def _first_known_call(
+    native: list[ResponseFunctionToolCall], written: Any, offered: list[Tool]
+) -> ResponseFunctionToolCall | None:
+    """The call to run next, if the model made one of an offered tool (natively or as text)."""
+    names = {tool.name for tool in offered}
+    for call in native:
+        if call.name in names:
+            return function_call(call.name, call.arguments or "{}")
+    if written is not None and written.name in names:
+        return function_call(written.name, json.dumps(written.arguments, ensure_ascii=False))
+    return None

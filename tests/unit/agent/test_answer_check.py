@@ -1,0 +1,68 @@
+"""Markers added from a verdict, and the answer turn's input (the pure parts of the answer checks)."""
+
+from __future__ import annotations
+
+from glossator.v1 import validation_pb2
+from services.agent.answer_check import add_markers
+from services.agent.prompt import ANSWER_REQUEST, answer_input, build_input
+from services.agent.sessions.model import ToolCallRecord, Turn
+
+
+def claim(answer: str, text: str, *, supported: bool = True, best: int = 0, citations=()):
+    start = answer.index(text)
+    return validation_pb2.ClaimVerdict(
+        text=text,
+        start=start,
+        end=start + len(text),
+        supported=supported,
+        best_chunk_index=best,
+        citations=list(citations),
+    )
+
+
+def test_supported_claims_without_a_marker_get_their_best_chunk():
+    answer = "DDS is the middleware. It needs no master [2]. Pigs fly."
+    verdict = validation_pb2.ValidateResponse(
+        claims=[
+            claim(answer, "DDS is the middleware.", best=2),
+            claim(answer, "It needs no master [2].", best=1, citations=[2]),
+            claim(answer, "Pigs fly.", supported=False, best=-1),
+        ]
+    )
+    assert add_markers(answer, verdict) == "DDS is the middleware. [3] It needs no master [2]. Pigs fly."
+
+
+def test_an_answer_with_nothing_to_mark_is_unchanged():
+    answer = "The book does not cover this question."
+    verdict = validation_pb2.ValidateResponse(claims=[claim(answer, answer, best=-1)])
+    assert add_markers(answer, verdict) == answer
+
+
+def test_the_answer_turn_writes_the_passages_into_the_question():
+    past = Turn(
+        query_id="q1",
+        query="What is a node?",
+        answer="A process. [1]",
+        created_at=None,
+        tool_calls=[ToolCallRecord(name="retrieval_tool", arguments='{"query": "node"}', output="")],
+    )
+    items = build_input("And a topic?", history=[past], selected_text="Nodes publish.")
+    messages = answer_input(items, [(1, "## Topics\nA topic is\n  a named bus."), (3, "Nodes publish.")])
+    assert messages[:2] == [
+        {"role": "user", "content": "What is a node?"},
+        {"role": "assistant", "content": "A process."},
+    ]
+    question = messages[-1]["content"]
+    assert question.startswith(
+        "Passages from the book:\n[1] A topic is a named bus.\n\n[3] Nodes publish.\n\n"
+    )
+    assert "> Nodes publish." in question and question.endswith(f"Question: And a topic?\n{ANSWER_REQUEST}")
+    assert "Earlier search" not in str(messages) and "##" not in question
+
+
+def test_the_answer_turn_says_when_the_search_failed():
+    items = build_input("What is a node?")
+    assert answer_input(items, [], search_failed=True)[-1]["content"].startswith(
+        "The search of the book failed."
+    )
+    assert answer_input(items, [])[-1]["content"].startswith("The search found no passages.")
