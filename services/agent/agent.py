@@ -190,6 +190,10 @@ async def run_answer(
                 break
         for domain_event in [*pending, *_citation_events(*citations.flush(), context)]:
             yield domain_event
+    except GlossatorError:
+        for domain_event in pending:  # the client sees what failed (a ToolError) before the status
+            yield domain_event
+        raise
     finally:
         await _stop(result, stream)
     answer, cut = cap_answer(citations.text, answerer.max_answer_chars)
@@ -235,9 +239,12 @@ async def _next_event(
 
 
 def _failure(error: Exception, answerer: Answerer) -> GlossatorError:
-    """The domain error for whatever stopped a run."""
-    if isinstance(error, GlossatorError):
-        return error
+    """The domain error for whatever stopped a run (a tool's own, which the SDK wraps, included)."""
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, GlossatorError):
+            return cause
+        cause = cause.__cause__
     if isinstance(error, TimeoutError):
         return DeadlineExceeded("the model did not finish its answer before the deadline")
     if isinstance(error, MaxTurnsExceeded):

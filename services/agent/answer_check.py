@@ -13,6 +13,8 @@ reader must never get any of that as a checked answer. In order:
    grounded, else by a statement that the book does not support an answer; under `annotate` it
    is delivered with its verdict, flagged not grounded.
 An empty answer (the model wrote only withheld text) is replaced the same way under any policy.
+Under `enforce` an answer that cannot be validated at all (the validation service is down or too
+slow) is withheld: the call ends UNAVAILABLE (reason ANSWER_VOID: discard what was streamed).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from services.agent.events import AnswerFinished
 from services.agent.models import OFFLINE_MODEL_NAME
 from services.agent.models.offline import CANNOT_SEARCH, NOT_COVERED, NOTHING_FOUND
 from services.agent.sessions import Source
-from services.common.errors import Unavailable
+from services.common.errors import Reason, Unavailable
 from services.common.logging import get_logger
 from services.common.metrics import observe_stage
 
@@ -95,6 +97,13 @@ class AnswerChecker:
         if answer:
             answer, verdict = await self._validate_cited(query, answer, finished)
             if verdict is None:
+                if self._policy == "enforce":
+                    raise Unavailable(
+                        "the answer could not be validated (the validation service did not answer), "
+                        "so it is withheld; any text streamed is void",
+                        reason=Reason.ANSWER_VOID,
+                        metadata={"cause": "UNAVAILABLE", "service": "validation"},
+                    )
                 validated = Validated(status="unavailable", verdict=None, validation_ms=_ms(started))
                 return self._checked(finished, answer, validated, finished.model, streamed_citations)
             verdict = await _judged_against_the_passages(verdict, finished)

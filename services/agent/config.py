@@ -54,6 +54,12 @@ class AgentSettings(ServiceSettings):
     )
     max_answer_chars: int = Field(2000, ge=100, description="Answers are capped at this length.")
     max_selected_text_chars: int = Field(5000, ge=0, description="Longest selected_text accepted.")
+    max_concurrent_answers: int = Field(
+        8,
+        ge=1,
+        description="Answers run at once; others wait, and one that would miss its deadline waiting "
+        "is refused RESOURCE_EXHAUSTED.",
+    )
     session_backend: Literal["sqlite", "redis"] = Field(
         "sqlite", description="sqlite: a file under data_dir; redis: shared by several replicas."
     )

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 import grpc
 
 from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc, validation_pb2_grpc
+from services.agent.admission import Admission
 from services.agent.agent import Answerer, AnswerRequest, run_answer
 from services.agent.answer_check import AnswerChecker, Checked, Validated
 from services.agent.cache import ResponseCache, cache_key
@@ -104,9 +105,15 @@ class Conversation:
         self._validation = validation
         self._settings = settings
         self._cache: ResponseCache[Outcome] = ResponseCache(settings.response_cache_ttl_seconds)
+        self._admission = Admission(settings.max_concurrent_answers)
 
     async def ask(self, question: Question, deadline: float) -> AsyncIterator[ConversationEvent]:
-        """Answers one question; `deadline` is a time.monotonic() instant."""
+        """Answers one question when admitted (admission.py); `deadline` is a time.monotonic() instant."""
+        async with self._admission.slot(deadline):
+            async for event in self._answer(question, deadline):
+                yield event
+
+    async def _answer(self, question: Question, deadline: float) -> AsyncIterator[ConversationEvent]:
         started = time.perf_counter()
         started_at = datetime.now(UTC)
         session, history = await self._session(question)

@@ -7,7 +7,10 @@ Everything a call needs or produces lives in the run's AskContext: the stub, the
 defaults of the request, the absolute deadline every Search must finish by, and what was found so
 far. Sources are numbered 1.. across all calls of a run and deduplicated by chunk_id, so a number
 the model cites names exactly one retrieved chunk. A failed Search is not an exception: the model
-is told in words (and answers that it cannot search the book), the client gets a ToolError event.
+is told in words, the client gets a ToolError event. Until a search of the run has found anything,
+a failure that no rewording can fix ends the run with its status instead (fail closed): a missing
+collection is NOT_FOUND, retrieval down or overloaded UNAVAILABLE, the request's deadline passed
+DEADLINE_EXCEEDED. A reader never gets "I cannot search the book" as a successful answer.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from agents.tool_context import ToolContext
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.agent.events import AgentEvent, RetrievalResults, ToolError, ToolStep
 from services.agent.sessions.model import Source
+from services.common.errors import DeadlineExceeded, GlossatorError, NotFound, Reason, Unavailable
 from services.retrieval.sentences import normalise
 
 TOOL_NAME = "retrieval_tool"
@@ -195,6 +199,8 @@ async def search(context: ToolContext[AskContext], query: str, section: str | No
     if remaining < MIN_CALL_SECONDS:
         message = failure_message("the request's deadline has passed")
         state.record(context, started, message, error=message)
+        if not state.outputs:
+            raise DeadlineExceeded("the request's deadline passed before the book could be searched")
         return message
     request = retrieval_pb2.SearchRequest(
         collection=state.collection, query=query.strip()[:MAX_QUERY_CHARS], top_k=state.top_k
@@ -212,6 +218,9 @@ async def search(context: ToolContext[AskContext], query: str, section: str | No
     except grpc.aio.AioRpcError as error:
         message = failure_message(f"{error.code().name}: {error.details() or 'no details'}")
         state.record(context, started, message, error=message)
+        fatal = None if state.outputs else _run_stopping(error, state)
+        if fatal is not None:
+            raise fatal from error
         return message
     numbered = [(state.number(scored), scored) for scored in response.results]
     output = format_sources(numbered)
@@ -223,3 +232,24 @@ async def search(context: ToolContext[AskContext], query: str, section: str | No
         )
     )
     return output
+
+
+# Search failures the model can do something about (its own bad arguments); every other one ends
+# a run that has found nothing yet.
+_MODELS_TO_FIX = frozenset({grpc.StatusCode.INVALID_ARGUMENT})
+
+
+def _run_stopping(error: grpc.aio.AioRpcError, state: AskContext) -> GlossatorError | None:
+    """The status a failed Search ends the run with, or None when the model should be told instead."""
+    code = error.code()
+    if code in _MODELS_TO_FIX:
+        return None
+    if code == grpc.StatusCode.NOT_FOUND:
+        return NotFound(f"collection {state.collection!r} does not exist; ingest documents into it first")
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED and state.deadline - time.monotonic() < MIN_CALL_SECONDS:
+        return DeadlineExceeded("the request's deadline passed while the book was being searched")
+    return Unavailable(
+        f"the retrieval service could not search the book ({code.name})",
+        reason=Reason.DEPENDENCY_UNAVAILABLE,
+        metadata={"service": "retrieval"},
+    )

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import grpc
 import pytest
 from agents.testing import ScriptedModel, assistant_message, function_call
 
-from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2
+from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
 from services.agent.config import AgentSettings
 from services.agent.server import build_server
+from services.commands.connect import error_info
 from services.commands.ingest import async_iter, ingest_requests
 from services.common.clients import make_channel
+from services.common.errors import Reason
 from services.retrieval.ingest import read_folder
 from tests.grpc_helpers import field_violations
 from tests.integration.test_retrieval import BASE_URL, ROOT
+from tests.unit.agent.fake_retrieval import FakeRetrieval
 
 QUESTION = "How does Glossator check that an answer is grounded?"
 
@@ -153,8 +157,13 @@ async def _agent(tmp_path, retrieval_target: str, validation_target: str, model=
     return await build_server(settings, model=model)
 
 
-async def test_validation_down_still_delivers_the_answer_marked_unavailable(book, tmp_path):
-    server, port = await _agent(tmp_path, f"127.0.0.1:{book.servers['retrieval'].port}", "127.0.0.1:9")
+async def test_validation_down_under_annotate_delivers_the_answer_marked_unavailable(book, tmp_path):
+    server, port = await _agent(
+        tmp_path,
+        f"127.0.0.1:{book.servers['retrieval'].port}",
+        "127.0.0.1:9",
+        validation_policy="annotate",
+    )
     await server.start()
     try:
         async with make_channel(f"127.0.0.1:{port}") as channel:
@@ -167,18 +176,54 @@ async def test_validation_down_still_delivers_the_answer_marked_unavailable(book
         await server.stop(grace=0)
 
 
-async def test_retrieval_down_reaches_the_user_as_a_tool_error_event(book, tmp_path):
-    server, port = await _agent(tmp_path, "127.0.0.1:9", f"127.0.0.1:{book.servers['validation'].port}")
+async def test_validation_down_under_enforce_withholds_the_streamed_answer(book, tmp_path):
+    server, port = await _agent(tmp_path, f"127.0.0.1:{book.servers['retrieval'].port}", "127.0.0.1:9")
     await server.start()
+    events = []
     try:
         async with make_channel(f"127.0.0.1:{port}") as channel:
-            events = await _stream(agent_pb2_grpc.AgentServiceStub(channel), query=QUESTION)
-        errors = [e.tool_error for e in events if e.HasField("tool_error")]
-        assert errors and "UNAVAILABLE" in errors[0].message
-        response = events[-1].completed.response
-        assert response.not_covered and not response.sources and response.answer
+            stub = agent_pb2_grpc.AgentServiceStub(channel)
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                async for event in stub.AskStream(agent_pb2.AskRequest(query=QUESTION), timeout=60):
+                    events.append(event)
+            with pytest.raises(grpc.aio.AioRpcError) as unary:
+                await stub.Ask(agent_pb2.AskRequest(query=QUESTION), timeout=60)
     finally:
         await server.stop(grace=0)
+    assert any(e.HasField("answer_delta") for e in events)
+    assert not any(e.HasField("completed") for e in events)
+    for error in (caught.value, unary.value):
+        assert error.code() == grpc.StatusCode.UNAVAILABLE and "withheld" in error.details()
+        info = error_info(error)
+        assert info.reason == Reason.ANSWER_VOID and info.metadata["service"] == "validation"
+
+
+async def test_retrieval_down_ends_the_stream_unavailable_after_a_tool_error_event(book, tmp_path):
+    server, port = await _agent(tmp_path, "127.0.0.1:9", f"127.0.0.1:{book.servers['validation'].port}")
+    await server.start()
+    events = []
+    try:
+        async with make_channel(f"127.0.0.1:{port}") as channel:
+            stub = agent_pb2_grpc.AgentServiceStub(channel)
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                async for event in stub.AskStream(agent_pb2.AskRequest(query=QUESTION), timeout=60):
+                    events.append(event)
+    finally:
+        await server.stop(grace=0)
+    errors = [e.tool_error for e in events if e.HasField("tool_error")]
+    assert errors and "UNAVAILABLE" in errors[0].message
+    assert not any(e.HasField("answer_delta") or e.HasField("completed") for e in events)
+    error = caught.value
+    assert error.code() == grpc.StatusCode.UNAVAILABLE and "127.0.0.1:9" not in error.details()
+    assert error_info(error).reason == Reason.DEPENDENCY_UNAVAILABLE
+    assert error_info(error).metadata["service"] == "retrieval"
+
+
+async def test_a_collection_that_does_not_exist_is_not_found(book):
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await book.agent.Ask(agent_pb2.AskRequest(query=QUESTION, collection="no-such-book"), timeout=60)
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    assert "'no-such-book'" in caught.value.details()
 
 
 async def _ask_scripted(book, tmp_path, answer: str, query: str, **overrides):
@@ -259,3 +304,32 @@ async def test_a_refusal_stands_when_nothing_relevant_was_found(book, tmp_path):
     )
     response = events[-1].completed.response
     assert response.grounding.is_grounded and response.not_covered and not response.sources
+
+
+async def test_a_question_that_cannot_get_its_turn_in_time_is_refused_resource_exhausted(tmp_path):
+    retrieval = FakeRetrieval(mode="hang")  # holds the one answer slot until cancelled
+    server = grpc.aio.server()
+    retrieval_pb2_grpc.add_RetrievalServiceServicer_to_server(retrieval, server)
+    retrieval_port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    agent, port = await _agent(
+        tmp_path,
+        f"127.0.0.1:{retrieval_port}",
+        "127.0.0.1:9",
+        max_concurrent_answers=1,
+        retrieval_timeout_seconds=30,
+    )
+    await agent.start()
+    try:
+        async with make_channel(f"127.0.0.1:{port}") as channel:
+            stub = agent_pb2_grpc.AgentServiceStub(channel)
+            holding = asyncio.create_task(_stream(stub, query=QUESTION))
+            await asyncio.wait_for(retrieval.started.wait(), 10)
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await stub.Ask(agent_pb2.AskRequest(query=QUESTION), timeout=2)
+            holding.cancel()
+    finally:
+        await agent.stop(grace=0)
+        await server.stop(grace=0)
+    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "retry later" in caught.value.details()

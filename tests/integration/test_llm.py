@@ -16,15 +16,14 @@ from pathlib import Path
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_status import rpc_status
 
 from glossator.v1 import agent_pb2, retrieval_pb2
 from services.agent.citations import marker_indexes
 from services.agent.models.probe import LLM_HEALTH_SERVICE
 from services.agent.models.textguard import find_leaks
 from services.agent.prompt import INSTRUCTIONS
+from services.commands.connect import error_info
 from services.commands.ingest import async_iter, ingest_requests
 from services.common.errors import Reason
 from services.retrieval.ingest import read_folder
@@ -162,7 +161,7 @@ async def test_a_wrong_endpoint_path_is_failed_precondition_naming_endpoint_and_
     assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert wrong in error.details() and llm_server.model in error.details() and "404" in error.details()
     assert "Traceback" not in error.details() and "{" not in error.details()
-    info = _error_info(error)
+    info = error_info(error)
     assert info.reason == Reason.LLM_REJECTED and info.metadata["http_status"] == "404"
 
 
@@ -193,14 +192,4 @@ async def test_a_server_killed_mid_answer_ends_the_stream_saying_the_partial_ans
     error = caught.value
     assert error.code() == grpc.StatusCode.UNAVAILABLE
     assert "void" in error.details()
-    assert _error_info(error).reason == Reason.ANSWER_VOID
-
-
-def _error_info(error: grpc.aio.AioRpcError) -> error_details_pb2.ErrorInfo:
-    status = rpc_status.from_call(error)
-    assert status is not None
-    for detail in status.details:
-        info = error_details_pb2.ErrorInfo()
-        if detail.Unpack(info):
-            return info
-    raise AssertionError("no ErrorInfo in the status")
+    assert error_info(error).reason == Reason.ANSWER_VOID

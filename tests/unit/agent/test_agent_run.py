@@ -29,7 +29,7 @@ from services.agent.events import (
 )
 from services.agent.sessions.model import ToolCallRecord, Turn
 from services.agent.tools import AskContext, retrieval_tool, retrieval_tool_with_section
-from services.common.errors import DeadlineExceeded, Unavailable
+from services.common.errors import DeadlineExceeded, GlossatorError, NotFound, Reason, Unavailable
 from tests.unit.agent.fake_retrieval import CHUNKS, FakeRetrieval, serve_retrieval
 
 
@@ -167,29 +167,64 @@ async def test_the_default_tool_offers_the_model_a_query_only(retrieval):
     assert list(tool.params_json_schema["properties"]) == ["query"]
 
 
-async def test_retrieval_failure_reaches_model_and_client(retrieval):
+async def run_until_failure(request: AnswerRequest, answerer: Answerer, seconds: float = 10.0):
+    """The events a run yielded before it raised, and what it raised."""
+    events = []
+    with pytest.raises(GlossatorError) as caught:
+        async for event in run_answer(request, answerer, deadline=time.monotonic() + seconds):
+            events.append(event)
+    return events, caught.value
+
+
+async def test_retrieval_down_ends_the_run_unavailable_after_the_tool_error_event(retrieval):
     servicer, stub = retrieval
     servicer.mode = "unavailable"
     model = ScriptedModel([[search("nodes")], [assistant_message("I cannot search the book right now.")]])
-    events = await collect(AnswerRequest(question="What is a node?"), answerer_for(model, stub))
+    events, error = await run_until_failure(AnswerRequest(question="What is a node?"), answerer_for(model, stub))
 
-    assert [type(e).__name__ for e in events[:2]] == ["ToolCall", "ToolError"]
-    error = events[1]
-    assert isinstance(error, ToolError) and error.call_id == "call-1"
-    assert error.message.startswith("retrieval failed: UNAVAILABLE: retrieval backend is down")
-    assert tool_output_seen(model) == error.message
-    assert "cannot search the book right now" in error.message
-    finished = events[-1]
-    assert finished.not_covered and finished.cited == [] and finished.sources == []
-    assert finished.steps[0].error == error.message
+    assert [type(e).__name__ for e in events] == ["ToolCall", "ToolError"]
+    assert events[1].call_id == "call-1"
+    assert events[1].message.startswith("retrieval failed: UNAVAILABLE: retrieval backend is down")
+    assert isinstance(error, Unavailable) and error.reason == Reason.DEPENDENCY_UNAVAILABLE
+    assert error.metadata == {"service": "retrieval"}
+    assert len(model.calls) == 1, "the model is not asked to answer without passages"
 
 
-async def test_search_gets_the_remaining_deadline_and_times_out_as_a_tool_error(retrieval):
+async def test_a_missing_collection_ends_the_run_not_found(retrieval):
+    servicer, stub = retrieval
+    servicer.mode = "no-collection"
+    model = ScriptedModel([[search("nodes")], [assistant_message("unused")]])
+    request = AnswerRequest(question="What is a node?", collection="atlas")
+    _events, error = await run_until_failure(request, answerer_for(model, stub))
+    assert isinstance(error, NotFound) and "'atlas'" in error.message
+
+
+async def test_a_failure_after_passages_were_found_is_told_to_the_model(retrieval):
+    servicer, stub = retrieval
+    model = ScriptedModel(
+        [
+            [search("nodes")],
+            [function_call("retrieval_tool", {"query": "topics"}, call_id="call-2")],
+            [assistant_message("Nodes are processes [1].")],
+        ]
+    )
+    answerer = answerer_for(model, stub)
+    run = run_answer(AnswerRequest(question="What is a node?"), answerer, deadline=time.monotonic() + 10)
+    events = []
+    async for event in run:
+        events.append(event)
+        if isinstance(event, RetrievalResults):
+            servicer.mode = "unavailable"
+    assert tool_output_seen(model).startswith("retrieval failed: UNAVAILABLE")
+    assert events[-1].answer == "Nodes are processes [1]."
+
+
+async def test_search_gets_the_remaining_deadline_and_times_out_unavailable(retrieval):
     servicer, stub = retrieval
     servicer.mode = "hang"
     model = ScriptedModel([[search("nodes")], [assistant_message("I cannot search the book right now.")]])
     started = time.monotonic()
-    events = await collect(
+    events, error = await run_until_failure(
         AnswerRequest(question="q"), answerer_for(model, stub, retrieval_timeout_s=0.3), seconds=5
     )
     assert time.monotonic() - started < 2
@@ -198,7 +233,7 @@ async def test_search_gets_the_remaining_deadline_and_times_out_as_a_tool_error(
     assert [e.message.split(";")[0] for e in events if isinstance(e, ToolError)] == [
         "retrieval failed: DEADLINE_EXCEEDED: Deadline Exceeded"
     ]
-    assert events[-1].answer == "I cannot search the book right now."
+    assert isinstance(error, Unavailable), "retrieval was too slow; the request still had time"
 
 
 async def test_citation_to_an_unretrieved_source_is_dropped(retrieval):
@@ -379,10 +414,11 @@ async def test_tool_fails_fast_once_the_deadline_has_passed(retrieval):
     emitted = []
     state = AskContext(retrieval=stub, deadline=time.monotonic() - 1, emit=emitted.append)
     arguments = '{"query": "nodes"}'
-    output = await retrieval_tool.on_invoke_tool(tool_context(state, arguments), arguments)
-    assert output.startswith("retrieval failed: the request's deadline has passed")
+    with pytest.raises(DeadlineExceeded):
+        await retrieval_tool.on_invoke_tool(tool_context(state, arguments), arguments)
     assert servicer.requests == []
-    assert emitted == [ToolError(name="retrieval_tool", call_id="c9", message=output)]
+    assert [type(e) for e in emitted] == [ToolError]
+    assert emitted[0].message.startswith("retrieval failed: the request's deadline has passed")
 
 
 async def test_malformed_arguments_are_the_models_to_fix(retrieval):

@@ -1,0 +1,83 @@
+"""Admission of answers: a few run at once, and one that cannot finish in its deadline is refused.
+
+Under load an answer that starts anyway degrades silently: its validation times out and it is
+delivered unchecked, or withheld after the reader waited for it. So answers run at most `limit` at
+a time; a request waits its turn only while the answers ahead of it and its own (each as long as
+the median of recent ones) still fit before its deadline, and is otherwise refused at once with
+RESOURCE_EXHAUSTED, which a client may retry later or elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import statistics
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+
+from services.common.errors import ResourceExhausted
+
+# Recent answer durations the estimate is the median of.
+_WINDOW = 32
+# A waiting request gives up this share of its time left early, so that the refusal reaches the
+# client before its own deadline does.
+_REPLY_MARGIN = 0.1
+
+
+class Admission:
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._slots = asyncio.Semaphore(limit)
+        self._running = 0
+        self._waiting = 0
+        self._durations: deque[float] = deque(maxlen=_WINDOW)
+
+    @property
+    def expected_seconds(self) -> float:
+        """How long an answer takes, from recent ones (0 before the first has finished)."""
+        return statistics.median(self._durations) if self._durations else 0.0
+
+    def expected_wait(self) -> float:
+        """How long a request arriving now would wait for a slot."""
+        if self._running + self._waiting < self._limit:
+            return 0.0
+        rounds_ahead = (self._waiting + self._running - self._limit) // self._limit + 1
+        return rounds_ahead * self.expected_seconds
+
+    @contextlib.asynccontextmanager
+    async def slot(self, deadline: float) -> AsyncIterator[None]:
+        """Holds a slot for one answer; `deadline` is a time.monotonic() instant."""
+        answer_s = self.expected_seconds
+        now = time.monotonic()
+        if now + self.expected_wait() + answer_s > deadline:
+            raise self._busy()
+        give_up = deadline - answer_s - _REPLY_MARGIN * (deadline - now)
+        self._waiting += 1
+        try:
+            async with asyncio.timeout_at(_loop_time(give_up)):
+                await self._slots.acquire()
+        except TimeoutError:
+            raise self._busy() from None
+        finally:
+            self._waiting -= 1
+        self._running += 1
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self._running -= 1
+            self._slots.release()
+            self._durations.append(time.monotonic() - started)
+
+    def _busy(self) -> ResourceExhausted:
+        return ResourceExhausted(
+            f"the agent is answering {self._running} questions with {self._waiting} waiting, and this "
+            f"one would not finish before its deadline (an answer takes about "
+            f"{self.expected_seconds:.1f} s); retry later"
+        )
+
+
+def _loop_time(monotonic_instant: float) -> float:
+    """A time.monotonic() instant on the event loop's clock (they may differ)."""
+    return asyncio.get_running_loop().time() + (monotonic_instant - time.monotonic())
