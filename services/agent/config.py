@@ -68,6 +68,12 @@ class AgentSettings(ServiceSettings):
     session_expire_hours: float = Field(24, gt=0, description="Idle time before a session is EXPIRED.")
     session_max_turns: int = Field(100, ge=1, description="Turns kept per session (oldest dropped).")
     session_sweep_seconds: float = Field(60, gt=0, description="Period of the expiry sweep.")
+    session_max_open_per_user: int = Field(
+        100,
+        ge=1,
+        description="Open sessions a user may have at once; creating one more is RESOURCE_EXHAUSTED "
+        "(ended and expired sessions do not count).",
+    )
     history_turns: int = Field(10, ge=0, description="Past turns given to the model in each run.")
     response_cache_ttl_seconds: float = Field(
         300, ge=0, description="TTL of cached answers to session-less questions (0: off)."

@@ -32,6 +32,7 @@ async def open_sessions(settings: AgentSettings) -> SessionStore:
         inactive_after=timedelta(minutes=settings.session_inactive_minutes),
         expire_after=timedelta(hours=settings.session_expire_hours),
         max_turns=settings.session_max_turns,
+        max_open_per_user=settings.session_max_open_per_user,
     )
     if settings.session_backend == "redis":
         return await RedisSessionStore.open(settings.redis_url, config)

@@ -1,14 +1,13 @@
 """The session store interface, and the flow every backend shares.
 
 Backends implement a few storage primitives (`_insert`, `_fetch`, `_update`, `_iter_user`,
-`_idle_open`, `_purge`, `close`); ownership, lifecycle, history, paging and the sweep are written
-here once, so both backends behave the same by construction and one test suite checks both.
+`_idle_open`, `_purge`, `_load_page_token_key`, `close`); ownership, lifecycle, the cap on open
+sessions, history, paging and the sweep are written here once, so both backends behave the same by
+construction and one test suite checks both.
 """
 
 from __future__ import annotations
 
-import base64
-import json
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -16,18 +15,16 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import datetime
 
-from services.agent.sessions.lifecycle import (
-    Clock,
-    Lifecycle,
-    SessionConfig,
-    SessionRecord,
-    to_micros,
-)
+from services.agent.sessions.lifecycle import Clock, Lifecycle, SessionConfig, SessionRecord
 from services.agent.sessions.model import Session, Turn
-from services.common.errors import NotFound, Violations
+from services.agent.sessions.paging import Cursor, PageTokens
+from services.common.errors import NotFound, Reason, ResourceExhausted, Unavailable, Violations
+from services.common.logging import get_logger
 
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
+
+log = get_logger("glossator.agent.sessions")
 
 Change = Callable[[SessionRecord], SessionRecord]
 
@@ -40,40 +37,20 @@ class SweepResult:
     """Ended sessions deleted, with their turns, after the retention period."""
 
 
-@dataclass(frozen=True)
-class Cursor:
-    """A place in a user's listing: just after this session, in (last activity, id) descending order.
-
-    Keyset paging rather than offsets: a session created between two pages shifts nothing, so no
-    session is listed twice; one reactivated meanwhile moves to the front, ahead of the cursor.
-    """
-
-    last_active_us: int
-    session_id: str
-
-    @classmethod
-    def after(cls, item: Session | SessionRecord) -> Cursor:
-        return cls(to_micros(item.last_active_at), item.session_id)
-
-    def encode(self) -> str:
-        raw = json.dumps([self.last_active_us, self.session_id]).encode()
-        return base64.urlsafe_b64encode(raw).decode()
-
-    @classmethod
-    def decode(cls, token: str) -> Cursor:
-        """Raises ValueError for anything `encode` did not make."""
-        try:
-            last_active_us, session_id = json.loads(base64.urlsafe_b64decode(token.encode()))
-        except (ValueError, TypeError) as exc:
-            raise ValueError(token) from exc
-        if not isinstance(last_active_us, int) or not isinstance(session_id, str):
-            raise ValueError(token)
-        return cls(last_active_us, session_id)
-
-
 def not_found(session_id: str) -> NotFound:
     """The one answer for a missing session and for another user's, so ids leak nothing."""
     return NotFound(f"session {session_id} not found")
+
+
+def unavailable(backend: str, where: str, cause: object) -> Unavailable:
+    """The error a storage failure becomes: the client learns that the store failed, and only the
+    log learns where it is (host, URL or path) and why."""
+    log.warning("session_store_unavailable", backend=backend, where=where, error=str(cause))
+    return Unavailable(
+        "session store unavailable",
+        reason=Reason.DEPENDENCY_UNAVAILABLE,
+        metadata={"service": "sessions"},
+    )
 
 
 class SessionStore(ABC):
@@ -83,11 +60,17 @@ class SessionStore(ABC):
         self.config = config
         self.lifecycle = Lifecycle(config)
         self._clock = clock
+        self._page_tokens: PageTokens | None = None
 
     # Storage primitives, one implementation per backend.
 
     @abstractmethod
-    async def _insert(self, record: SessionRecord) -> None: ...
+    async def _insert(self, record: SessionRecord, active_since: datetime) -> bool:
+        """Stores a new session unless its user already has `max_open_per_user` sessions open and
+        active since `active_since` (older ones have expired); False then.
+
+        The count and the insert are one transaction, so concurrent creations cannot overshoot.
+        """
 
     @abstractmethod
     async def _fetch(self, session_id: str, turns: int) -> tuple[SessionRecord, list[Turn]] | None:
@@ -117,6 +100,11 @@ class SessionStore(ABC):
         """Deletes the sessions closed before `closed_before`, with their turns; returns how many."""
 
     @abstractmethod
+    async def _load_page_token_key(self) -> bytes:
+        """The key that signs page tokens, made once and kept in the storage, so that every process
+        using it, now or after a restart, shares it."""
+
+    @abstractmethod
     async def close(self) -> None: ...
 
     # The shared flow.
@@ -130,7 +118,12 @@ class SessionStore(ABC):
             created_at=now,
             last_active_at=now,
         )
-        await self._insert(record)
+        if not await self._insert(record, active_since=now - self.config.expire_after):
+            limit = self.config.max_open_per_user
+            raise ResourceExhausted(
+                f"too many open sessions: {limit} is the most a user may have at once; "
+                "end one (EndSession) before starting another"
+            )
         return self._session(record, now)
 
     async def get(self, session_id: str, user_id: str, *, with_turns: bool = True) -> Session:
@@ -183,6 +176,11 @@ class SessionStore(ABC):
 
     # Helpers.
 
+    async def _tokens(self) -> PageTokens:
+        if self._page_tokens is None:
+            self._page_tokens = PageTokens(await self._load_page_token_key())
+        return self._page_tokens
+
     async def _owned(self, session_id: str, user_id: str, turns: int) -> tuple[SessionRecord, list[Turn]]:
         found = await self._fetch(session_id, turns)
         if found is None or found[0].user_id != user_id:
@@ -229,10 +227,11 @@ class SessionStore(ABC):
         )
         after = None
         if page_token:
+            tokens = await self._tokens()
             try:
-                after = Cursor.decode(page_token)
-            except ValueError:
-                violations.add("page_token", "is not a token this service returned")
+                after = tokens.decode(page_token, user_id)
+            except (ValueError, TypeError):
+                violations.add("page_token", "is not a token this service returned for this user")
         violations.raise_if_any()
 
         size = page_size or DEFAULT_PAGE_SIZE
@@ -246,5 +245,5 @@ class SessionStore(ABC):
                 if len(page) > size:
                     break
         if len(page) > size:
-            return page[:size], Cursor.after(page[size - 1]).encode()
+            return page[:size], (await self._tokens()).encode(Cursor.after(page[size - 1]), user_id)
         return page, ""

@@ -42,11 +42,13 @@ def from_micros(micros: int) -> datetime:
 
 @dataclass(frozen=True)
 class SessionConfig:
-    """Idle times of the lifecycle, the history cap, and how long ended sessions are kept."""
+    """Idle times of the lifecycle, the history cap, the cap on a user's open sessions, and how long
+    ended sessions are kept."""
 
     inactive_after: timedelta = timedelta(minutes=30)
     expire_after: timedelta = timedelta(hours=24)
     max_turns: int = 100
+    max_open_per_user: int = 100
     retention: timedelta = timedelta(days=30)
 
     def __post_init__(self) -> None:
@@ -54,6 +56,8 @@ class SessionConfig:
             raise ValueError("need 0 < inactive_after < expire_after")
         if self.max_turns < 1:
             raise ValueError("max_turns must be at least 1")
+        if self.max_open_per_user < 1:
+            raise ValueError("max_open_per_user must be at least 1")
         if self.retention < timedelta(0):
             raise ValueError("retention must not be negative")
 

@@ -1,20 +1,24 @@
 """Redis session store, for several agent replicas sharing their sessions.
 
 Keys, under a configurable prefix p (default "glossator:sessions:"):
-  p + "session:{id}"         hash  the SessionRecord fields (timestamps in epoch microseconds)
-  p + "session:{id}:turns"   list  the kept turns as JSON, oldest first, LTRIMmed to max_turns
-  p + "user:{user_id}"       zset  the user's session ids by last activity: the listing
-  p + "open"                 zset  ids of sessions not ended, by last activity: what sweep expires
-  p + "closed"               zset  ids of ended sessions, by end time: what sweep purges
+  p + "session:{id}"               hash  the SessionRecord fields (timestamps in epoch microseconds)
+  p + "session:{id}:turns"         list  the kept turns as JSON, oldest first, LTRIMmed to max_turns
+  p + "user:{user_id}"             zset  the user's session ids by last activity: the listing
+  p + "open-by-user:{user_id}"     zset  the user's sessions not ended, by last activity: their cap
+  p + "open"                       zset  ids of sessions not ended, by last activity: what sweep expires
+  p + "closed"                     zset  ids of ended sessions, by end time: what sweep purges
+  p + "page-token-key"             string  the key that signs ListSessions page tokens, in hex
 
-Every write is one MULTI transaction; a read-modify-write WATCHes the session hash and retries when
-another replica changed it first. The session keys expire at `Lifecycle.forget_at`, so Redis forgets
-ended sessions after the retention period even when no sweep runs; the indexes are pruned of such
-ids when they are met. Not for Redis Cluster: one transaction spans keys of different slots.
+Every write is one MULTI transaction; a read-modify-write WATCHes what it read (the session hash, or
+the user's open sessions when creating one) and runs again when another replica changed it first.
+The session keys expire at `Lifecycle.forget_at`, so Redis forgets ended sessions after the
+retention period even when no sweep runs; the indexes are pruned of such ids when they are met.
+Not for Redis Cluster: one transaction spans keys of different slots.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -23,9 +27,9 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
-from redis.exceptions import RedisError, WatchError
+from redis.exceptions import RedisError
 
-from services.agent.sessions.base import Change, Cursor, SessionStore, not_found
+from services.agent.sessions.base import Change, SessionStore, log, not_found, unavailable
 from services.agent.sessions.lifecycle import (
     Clock,
     SessionConfig,
@@ -34,6 +38,7 @@ from services.agent.sessions.lifecycle import (
     utc_now,
 )
 from services.agent.sessions.model import Turn
+from services.agent.sessions.paging import KEY_BYTES, Cursor
 from services.common.errors import Unavailable
 
 DEFAULT_KEY_PREFIX = "glossator:sessions:"
@@ -69,6 +74,7 @@ class RedisSessionStore(SessionStore):
         self._prefix = key_prefix
         self._open_key = f"{key_prefix}open"
         self._closed_key = f"{key_prefix}closed"
+        self._page_token_key = f"{key_prefix}page-token-key"
 
     @classmethod
     async def open(
@@ -80,7 +86,8 @@ class RedisSessionStore(SessionStore):
         clock: Clock = utc_now,
         timeout_seconds: float = 2.0,
     ) -> RedisSessionStore:
-        """Connects and pings, so a wrong URL or a server that is down shows at startup."""
+        """Connects and pings, so a wrong URL or a server that is down shows at startup, and warns
+        when the server would lose the sessions on a restart."""
         store = cls(url, config, key_prefix=key_prefix, clock=clock, timeout_seconds=timeout_seconds)
         try:
             with store._errors():
@@ -88,7 +95,32 @@ class RedisSessionStore(SessionStore):
         except Unavailable:
             await store.close()
             raise
+        await store._warn_unless_durable()
         return store
+
+    async def _warn_unless_durable(self) -> None:
+        """Logs loudly when Redis writes nothing to disk: its restart would lose acknowledged turns."""
+        try:
+            appendonly = (await self._redis.config_get("appendonly")).get("appendonly")
+            save = (await self._redis.config_get("save")).get("save")
+        except RedisError as exc:  # CONFIG renamed away or denied by an ACL, as managed services do
+            log.warning(
+                "session_store_durability_unknown",
+                where=self._where,
+                error=str(exc),
+                advice="could not read CONFIG appendonly/save: make sure this Redis persists its data "
+                "(appendonly yes, or RDB snapshots with save), or a restart loses every session",
+            )
+            return
+        if appendonly != "yes" and not save:
+            log.warning(
+                "session_store_not_durable",
+                where=self._where,
+                appendonly=appendonly,
+                save=save,
+                advice="this Redis keeps sessions in memory only (neither appendonly nor save is on): "
+                "a restart loses every session and acknowledged turn; set appendonly yes",
+            )
 
     async def close(self) -> None:
         await self._redis.aclose()
@@ -98,7 +130,7 @@ class RedisSessionStore(SessionStore):
         try:
             yield
         except RedisError as exc:
-            raise Unavailable(f"session store Redis at {self._where} is unavailable: {exc}") from exc
+            raise unavailable("redis", self._where, exc) from exc
 
     def _session_key(self, session_id: str) -> str:
         return f"{self._prefix}session:{session_id}"
@@ -109,11 +141,14 @@ class RedisSessionStore(SessionStore):
     def _user_key(self, user_id: str) -> str:
         return f"{self._prefix}user:{user_id}"
 
+    def _user_open_key(self, user_id: str) -> str:
+        return f"{self._prefix}open-by-user:{user_id}"
+
     def _stage(self, pipe: Pipeline, record: SessionRecord, turn: Turn | None) -> None:
         """Queues every write that storing `record` (and appending `turn`) takes, indexes included."""
         session_id = record.session_id
         key, turns_key = self._session_key(session_id), self._turns_key(session_id)
-        user_key = self._user_key(record.user_id)
+        user_key, user_open_key = self._user_key(record.user_id), self._user_open_key(record.user_id)
         last_active = to_micros(record.last_active_at)
         ttl = max(self.lifecycle.forget_at(record) - self._clock(), _MIN_TTL)
         fields = {name: value for name, value in record.to_fields().items() if value is not None}
@@ -129,15 +164,29 @@ class RedisSessionStore(SessionStore):
         pipe.pexpire(user_key, self.config.expire_after + self.config.retention)
         if record.closed_at is not None:
             pipe.zrem(self._open_key, session_id)
+            pipe.zrem(user_open_key, session_id)
             pipe.zadd(self._closed_key, {session_id: to_micros(record.closed_at)})
         else:
             pipe.zadd(self._open_key, {session_id: last_active})
+            pipe.zadd(user_open_key, {session_id: last_active})
+            # Open sessions are staged at their last activity (now): all expired by then.
+            pipe.pexpire(user_open_key, self.config.expire_after)
 
-    async def _insert(self, record: SessionRecord) -> None:
+    async def _insert(self, record: SessionRecord, active_since: datetime) -> bool:
+        open_key = self._user_open_key(record.user_id)
+        since = to_micros(active_since)
+
+        async def attempt(pipe: Pipeline) -> bool:
+            open_sessions = await pipe.zcount(open_key, since, "+inf")
+            pipe.multi()
+            if open_sessions >= self.config.max_open_per_user:
+                return False
+            pipe.zremrangebyscore(open_key, "-inf", f"({since}")  # expired: they count no more
+            self._stage(pipe, record, None)
+            return True
+
         with self._errors():
-            async with self._redis.pipeline(transaction=True) as pipe:
-                self._stage(pipe, record, None)
-                await pipe.execute()
+            return await self._redis.transaction(attempt, open_key, value_from_callable=True)
 
     async def _fetch(self, session_id: str, turns: int) -> tuple[SessionRecord, list[Turn]] | None:
         with self._errors():
@@ -155,25 +204,21 @@ class RedisSessionStore(SessionStore):
         self, session_id: str, change: Change, turn: Turn | None = None
     ) -> tuple[SessionRecord, SessionRecord]:
         key = self._session_key(session_id)
+
+        async def attempt(pipe: Pipeline) -> tuple[SessionRecord, SessionRecord]:
+            fields = await pipe.hgetall(key)
+            if not fields:
+                await pipe.zrem(self._open_key, session_id)  # forgotten by its TTL
+                raise not_found(session_id)
+            before = SessionRecord.from_fields(fields)
+            after = change(before)
+            pipe.multi()
+            if after != before:
+                self._stage(pipe, after, turn)
+            return before, after
+
         with self._errors():
-            async with self._redis.pipeline(transaction=True) as pipe:
-                while True:
-                    await pipe.watch(key)
-                    fields = await pipe.hgetall(key)
-                    if not fields:
-                        await pipe.zrem(self._open_key, session_id)  # forgotten by its TTL
-                        raise not_found(session_id)
-                    before = SessionRecord.from_fields(fields)
-                    after = change(before)
-                    if after == before:
-                        return before, after
-                    pipe.multi()
-                    self._stage(pipe, after, turn)
-                    try:
-                        await pipe.execute()
-                    except WatchError:
-                        continue  # another writer was first; read again
-                    return before, after
+            return await self._redis.transaction(attempt, key, value_from_callable=True)
 
     async def _iter_user(self, user_id: str, after: Cursor | None) -> AsyncIterator[SessionRecord]:
         key = self._user_key(user_id)
@@ -214,6 +259,11 @@ class RedisSessionStore(SessionStore):
     async def _idle_open(self, before: datetime) -> list[str]:
         with self._errors():
             return await self._redis.zrange(self._open_key, "-inf", f"({to_micros(before)}", byscore=True)
+
+    async def _load_page_token_key(self) -> bytes:
+        with self._errors():
+            await self._redis.set(self._page_token_key, secrets.token_hex(KEY_BYTES), nx=True)
+            return bytes.fromhex(await self._redis.get(self._page_token_key))
 
     async def _purge(self, closed_before: datetime) -> int:
         with self._errors():

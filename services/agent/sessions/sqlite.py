@@ -10,11 +10,13 @@ Layout (schema version in PRAGMA user_version, upgraded by `_MIGRATIONS` on open
       timestamps in epoch microseconds; closed is NULL, 'expired' or 'terminated'
   turns(session_id, seq, body)   seq is the turn's 1-based position in the whole conversation,
       body the Turn as JSON; turns beyond max_turns are deleted oldest first
+  meta(name, value)   'page_token_key': the key that signs ListSessions page tokens
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
-from services.agent.sessions.base import Change, Cursor, SessionStore, not_found
+from services.agent.sessions.base import Change, SessionStore, not_found, unavailable
 from services.agent.sessions.lifecycle import (
     Clock,
     SessionConfig,
@@ -32,7 +34,7 @@ from services.agent.sessions.lifecycle import (
     utc_now,
 )
 from services.agent.sessions.model import Turn
-from services.common.errors import Unavailable
+from services.agent.sessions.paging import KEY_BYTES, Cursor
 
 FILENAME = "sessions.sqlite3"
 
@@ -57,6 +59,10 @@ _MIGRATIONS = (
         body TEXT NOT NULL,
         PRIMARY KEY (session_id, seq)
     ) WITHOUT ROWID;
+    """,
+    """
+    CREATE INDEX open_sessions_by_user ON sessions (user_id, last_active_at) WHERE closed IS NULL;
+    CREATE TABLE meta (name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
     """,
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -114,12 +120,12 @@ class SqliteSessionStore(SessionStore):
         try:
             return await loop.run_in_executor(self._executor, work, *args)
         except (sqlite3.Error, OSError) as exc:
-            raise Unavailable(f"session database {self.path} is unavailable: {exc}") from exc
+            raise unavailable("sqlite", str(self.path), exc) from exc
 
     # Storage primitives: each awaits one job on the worker thread.
 
-    async def _insert(self, record: SessionRecord) -> None:
-        await self._run(self._insert_now, record)
+    async def _insert(self, record: SessionRecord, active_since: datetime) -> bool:
+        return await self._run(self._insert_now, record, active_since)
 
     async def _fetch(self, session_id: str, turns: int) -> tuple[SessionRecord, list[Turn]] | None:
         return await self._run(self._fetch_now, session_id, turns)
@@ -144,6 +150,9 @@ class SqliteSessionStore(SessionStore):
     async def _purge(self, closed_before: datetime) -> int:
         return await self._run(self._purge_now, closed_before)
 
+    async def _load_page_token_key(self) -> bytes:
+        return await self._run(self._page_token_key_now)
+
     # The jobs, on the worker thread.
 
     def _connect(self) -> None:
@@ -165,10 +174,7 @@ class SqliteSessionStore(SessionStore):
     def _migrate(self, conn: sqlite3.Connection) -> None:
         (version,) = conn.execute("PRAGMA user_version").fetchone()
         if version > SCHEMA_VERSION:
-            raise Unavailable(
-                f"session database {self.path} has schema version {version}; "
-                f"this build knows up to {SCHEMA_VERSION}"
-            )
+            raise sqlite3.DatabaseError(f"schema version {version}; this build knows up to {SCHEMA_VERSION}")
         for number, script in enumerate(_MIGRATIONS[version:], start=version + 1):
             try:
                 conn.executescript(f"BEGIN IMMEDIATE;{script}PRAGMA user_version = {number}; COMMIT;")
@@ -178,7 +184,7 @@ class SqliteSessionStore(SessionStore):
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
-            raise Unavailable(f"session database {self.path} is closed")
+            raise sqlite3.ProgrammingError("the session database is closed")
         return self._conn
 
     @contextmanager
@@ -193,9 +199,16 @@ class SqliteSessionStore(SessionStore):
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
 
-    def _insert_now(self, record: SessionRecord) -> None:
+    def _insert_now(self, record: SessionRecord, active_since: datetime) -> bool:
         with self._transaction() as conn:
+            (open_sessions,) = conn.execute(
+                "SELECT count(*) FROM sessions WHERE user_id = ? AND closed IS NULL AND last_active_at >= ?",
+                (record.user_id, to_micros(active_since)),
+            ).fetchone()
+            if open_sessions >= self.config.max_open_per_user:
+                return False
             conn.execute(_INSERT, record.to_fields())
+        return True
 
     def _fetch_now(self, session_id: str, turns: int) -> tuple[SessionRecord, list[Turn]] | None:
         with self._transaction("BEGIN") as conn:  # one snapshot for the record and its turns
@@ -243,6 +256,15 @@ class SqliteSessionStore(SessionStore):
         query = "SELECT session_id FROM sessions WHERE closed IS NULL AND last_active_at < ?"
         rows = self._db().execute(query, (to_micros(before),)).fetchall()
         return [session_id for (session_id,) in rows]
+
+    def _page_token_key_now(self) -> bytes:
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO meta (name, value) VALUES ('page_token_key', ?)",
+                (secrets.token_bytes(KEY_BYTES),),
+            )
+            (key,) = conn.execute("SELECT value FROM meta WHERE name = 'page_token_key'").fetchone()
+        return key
 
     def _purge_now(self, closed_before: datetime) -> int:
         with self._transaction() as conn:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import uuid
 from datetime import UTC, timedelta
 from itertools import chain
@@ -16,7 +18,7 @@ from services.agent.sessions import (
     SweepResult,
     Turn,
 )
-from services.common.errors import FailedPrecondition, InvalidArgument, NotFound
+from services.common.errors import FailedPrecondition, InvalidArgument, NotFound, ResourceExhausted
 from tests.unit.agent.session_helpers import FakeClock, make_turn
 
 
@@ -192,14 +194,87 @@ async def test_list_pages_through_sessions_active_at_the_same_instant(store: Ses
     assert list(chain.from_iterable(pages)) == sorted(ids, reverse=True)
 
 
+def unsigned_token(*position: object) -> str:
+    """A token as the first version wrote them: base64url of the JSON position, nothing to check it."""
+    return base64.urlsafe_b64encode(json.dumps(list(position)).encode()).decode()
+
+
+def flipped(token: str, at: int) -> str:
+    """The token with one base64url character changed."""
+    return token[:at] + ("A" if token[at] != "A" else "B") + token[at + 1 :]
+
+
 async def test_list_rejects_bad_paging(store: SessionStore) -> None:
     with pytest.raises(InvalidArgument) as error:
         await store.list("alice", page_size=101)
     assert [v.field for v in error.value.violations] == ["page_size"]
-    for token in ("not a token", "WzEsMiwzXQ==", "bnVsbA=="):
+    for _ in range(2):
+        await store.create("alice", "book")
+    _, token = await store.list("alice", page_size=1)
+    session_id = str(uuid.uuid4())
+    forged = (
+        "not a token",
+        "WzEsMiwzXQ==",
+        "bnVsbA==",
+        unsigned_token(10**30, session_id),  # was an OverflowError in SQLite: INTERNAL
+        unsigned_token(-1, session_id),
+        unsigned_token(1_700_000_000_000_000, session_id),  # in range, but not signed
+        flipped(token, 3),  # in the signature
+        flipped(token, len(token) - 5),  # in the position
+        token + "A",
+        token + "=",
+        "A" * 10_000,
+    )
+    for bad in forged:
         with pytest.raises(InvalidArgument) as error:
-            await store.list("alice", page_token=token)
-        assert [v.field for v in error.value.violations] == ["page_token"]
+            await store.list("alice", page_token=bad)
+        assert [v.field for v in error.value.violations] == ["page_token"], bad
+    with pytest.raises(InvalidArgument) as error:
+        await store.list("bob", page_token=token)  # alice's token, not good for bob's listing
+    assert [v.field for v in error.value.violations] == ["page_token"]
+
+
+async def test_page_tokens_stay_good_after_a_restart(open_store) -> None:
+    first = await open_store()
+    ids = sorted([(await first.create("alice", "book")).session_id for _ in range(3)], reverse=True)
+    page, token = await first.list("alice", page_size=2)
+    await first.close()
+
+    second = await open_store()  # another replica, or the same one restarted
+    rest, end = await second.list("alice", page_size=2, page_token=token)
+    assert ([s.session_id for s in page + rest], end) == (ids, "")
+
+
+async def test_a_user_may_keep_only_so_many_sessions_open(open_store, clock: FakeClock) -> None:
+    store = await open_store(SessionConfig(max_open_per_user=3))
+    opened = [(await store.create("alice", "book")).session_id for _ in range(3)]
+    with pytest.raises(ResourceExhausted, match="3 is the most a user may have at once"):
+        await store.create("alice", "book")
+    await store.create("bob", "book")  # a cap per user
+
+    await store.end(opened[0], "alice")  # ending one frees its slot
+    opened.append((await store.create("alice", "book")).session_id)
+    with pytest.raises(ResourceExhausted):
+        await store.create("alice", "book")
+
+    clock.advance(hours=12)
+    await store.append_turn(opened[1], "alice", make_turn(1, clock))
+    clock.advance(hours=12, seconds=1)  # all but opened[1] have expired, unswept: they count no more
+    await store.create("alice", "book")
+    await store.create("alice", "book")
+    with pytest.raises(ResourceExhausted):
+        await store.create("alice", "book")
+    assert len((await store.list("alice"))[0]) == 3
+
+
+async def test_concurrent_creations_do_not_overshoot_the_cap(open_store) -> None:
+    store = await open_store(SessionConfig(max_open_per_user=3))
+    results = await asyncio.gather(
+        *(store.create("alice", "book") for _ in range(12)), return_exceptions=True
+    )
+    refused = [r for r in results if isinstance(r, ResourceExhausted)]
+    assert (len(results) - len(refused), len(refused)) == (3, 9)
+    assert len((await store.list("alice"))[0]) == 3
 
 
 async def test_sweep_expires_idle_sessions_and_purges_them_after_retention(
