@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 
 from services.common.logging import configure_logging
@@ -20,7 +19,7 @@ def _settings_classes() -> dict:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from services.common.server import run_until_signal
+    from services.common.server import run_server_process, run_until_signal
     from services.suite import build_service
 
     settings = _settings_classes()[args.service]()
@@ -31,12 +30,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         server = await build_service(args.service, settings)
         await run_until_signal([server], on_started=lambda: _say_listening([server], settings.host))
 
-    asyncio.run(main())
-    return 0
+    run_server_process(main())
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
-    from services.common.server import run_until_signal
+    from services.common.server import run_server_process, run_until_signal
     from services.suite import SuiteSettings, build_suite
 
     suite_settings = SuiteSettings.from_env()
@@ -47,8 +45,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
         servers = await build_suite(suite_settings)
         await run_until_signal(servers, on_started=lambda: _say_listening(servers, suite_settings.agent.host))
 
-    asyncio.run(main())
-    return 0
+    run_server_process(main())
 
 
 def _start_metrics(settings) -> None:

@@ -134,7 +134,6 @@ def load_squad(path: Path) -> tuple[list[retrieval_pb2.Document], list[SquadQues
                 retrieval_pb2.Document(
                     document_id=document_id,
                     source_path=f"{document_id}.txt",
-                    source_url=f"squad://{article['title']}#{index}",
                     content=paragraph["context"],
                     format=retrieval_pb2.DOCUMENT_FORMAT_TEXT,
                     title=title,

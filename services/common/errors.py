@@ -88,6 +88,12 @@ class FailedPrecondition(GlossatorError):
     code = grpc.StatusCode.FAILED_PRECONDITION
 
 
+class Aborted(GlossatorError):
+    """The call lost to a concurrent one (another ingest holds the collection); a later retry can succeed."""
+
+    code = grpc.StatusCode.ABORTED
+
+
 class ResourceExhausted(GlossatorError):
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
 

@@ -1,18 +1,25 @@
 """The server interceptor every Glossator server runs.
 
 Per call it binds request_id / rpc / peer to the log context (request_id from `x-request-id`
-metadata or made up) and returns the request_id in trailing metadata, records Prometheus count,
-latency and status code, and turns domain errors into gRPC statuses with google.rpc details.
-An unexpected exception is logged with its traceback and answered INTERNAL with the request_id,
-never with the exception text.
+metadata when it is 1-128 characters of [A-Za-z0-9._:-], else made up: it lands in every log
+line, so a client must not choose what it looks like) and returns the request_id in trailing
+metadata, records Prometheus count, latency and status code, and turns domain errors into gRPC
+statuses with google.rpc details. An unexpected exception is logged with its traceback and
+answered INTERNAL with the request_id, never with the exception text.
+
+It also enforces the server's limit of concurrent RPCs (RESOURCE_EXHAUSTED past it), except for
+health and reflection: a server full of slow calls must still tell its prober how it is.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,12 +29,15 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from services.common.errors import ERROR_DOMAIN, FieldViolation, GlossatorError, InvalidArgument
+from services.common.limits import ConcurrencyLimit
 from services.common.metrics import RPC_LATENCY, RPC_REQUESTS
 
 REQUEST_ID_KEY = "x-request-id"
 # gRPC's retry pushback trailer: a negative value tells the client's retry policy not to retry.
 RETRY_PUSHBACK_KEY = "grpc-retry-pushback-ms"
-_MAX_REQUEST_ID_LENGTH = 128
+_SAFE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+# Never refused for load: probes and tooling must get through to a busy server.
+UNLIMITED_SERVICES = frozenset({"grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"})
 # By (request streaming, response streaming).
 _HANDLER_FACTORIES = {
     (False, False): grpc.unary_unary_rpc_method_handler,
@@ -38,11 +48,11 @@ _HANDLER_FACTORIES = {
 log = structlog.get_logger("glossator.rpc")
 
 
-def _request_id(context: grpc.aio.ServicerContext) -> str:
+def _sent_request_id(context: grpc.aio.ServicerContext) -> str | bytes | None:
     for key, value in context.invocation_metadata() or ():
-        if key == REQUEST_ID_KEY and isinstance(value, str) and 0 < len(value) <= _MAX_REQUEST_ID_LENGTH:
+        if key == REQUEST_ID_KEY:
             return value
-    return uuid.uuid4().hex
+    return None
 
 
 def status_for(error: GlossatorError) -> grpc.Status:
@@ -83,7 +93,9 @@ class _Call:
 
     def __init__(self, service: str, method: str, context: grpc.aio.ServicerContext) -> None:
         self.service, self.method, self.context = service, method, context
-        self.request_id = _request_id(context)
+        sent = _sent_request_id(context)
+        safe = isinstance(sent, str) and _SAFE_REQUEST_ID.fullmatch(sent) is not None
+        self.request_id = sent if safe else uuid.uuid4().hex
         self.start = time.perf_counter()
         self.code = grpc.StatusCode.OK
         self.cancelled = False
@@ -91,6 +103,8 @@ class _Call:
         structlog.contextvars.bind_contextvars(
             request_id=self.request_id, rpc=f"{service}/{method}", peer=context.peer()
         )
+        if sent is not None and not safe:
+            log.info("request_id_ignored", reason="not 1-128 characters of A-Z a-z 0-9 . _ : -")
         context.set_trailing_metadata(((REQUEST_ID_KEY, self.request_id),))
 
     async def fail(self, error: BaseException) -> None:
@@ -129,9 +143,10 @@ class _Call:
 
 
 class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
-    def __init__(self) -> None:
+    def __init__(self, max_concurrent_rpcs: int) -> None:
         # A method's handler is the same object on every call; so is its wrapped twin.
         self._wrapped: dict[grpc.RpcMethodHandler, grpc.RpcMethodHandler] = {}
+        self._limit = ConcurrencyLimit(max_concurrent_rpcs, "calls")
 
     async def intercept_service(
         self,
@@ -143,20 +158,27 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
             return None
         wrapped = self._wrapped.get(handler)
         if wrapped is None:
-            wrapped = self._wrapped[handler] = _observed_handler(handler, handler_call_details.method)
+            method = handler_call_details.method
+            wrapped = self._wrapped[handler] = _observed_handler(handler, method, self._limit)
         return wrapped
 
 
-def _observed_handler(handler: grpc.RpcMethodHandler, full_method: str) -> grpc.RpcMethodHandler:
-    """The handler with per-call bookkeeping and the interceptor's own request decoding."""
+Slot = Callable[[], AbstractContextManager[None]]
+
+
+def _observed_handler(
+    handler: grpc.RpcMethodHandler, full_method: str, limit: ConcurrencyLimit
+) -> grpc.RpcMethodHandler:
+    """The handler with per-call bookkeeping, the RPC limit and the interceptor's own request decoding."""
     service, _, method = full_method.lstrip("/").partition("/")
+    slot = contextlib.nullcontext if service in UNLIMITED_SERVICES else limit.slot
     # The interceptor decodes requests itself, so that undecodable bytes (bad UTF-8, a wrong
     # message) are INVALID_ARGUMENT with a reason rather than gRPC's bare UNKNOWN.
     decode = _decoder(handler.request_deserializer, streaming=handler.request_streaming)
     behavior = handler.unary_unary or handler.stream_unary or handler.unary_stream or handler.stream_stream
     wrap = _wrap_stream if handler.response_streaming else _wrap_unary
     factory = _HANDLER_FACTORIES[handler.request_streaming, handler.response_streaming]
-    wrapped = wrap(behavior, decode, service, method)
+    wrapped = wrap(behavior, decode, slot, service, method)
     return factory(wrapped, request_deserializer=None, response_serializer=handler.response_serializer)
 
 
@@ -182,12 +204,17 @@ def _decoder(deserialize: Callable[[bytes], Any] | None, *, streaming: bool) -> 
 
 
 def _wrap_unary(
-    behavior: Callable[..., Awaitable[Any]], decode: Callable[[Any], Any], service: str, method: str
+    behavior: Callable[..., Awaitable[Any]],
+    decode: Callable[[Any], Any],
+    slot: Slot,
+    service: str,
+    method: str,
 ):
     async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
         call = _Call(service, method, context)
         try:
-            return await behavior(decode(request), context)
+            with slot():
+                return await behavior(decode(request), context)
         except BaseException as error:
             await call.fail(error)
         finally:
@@ -197,13 +224,18 @@ def _wrap_unary(
 
 
 def _wrap_stream(
-    behavior: Callable[..., AsyncIterator[Any]], decode: Callable[[Any], Any], service: str, method: str
+    behavior: Callable[..., AsyncIterator[Any]],
+    decode: Callable[[Any], Any],
+    slot: Slot,
+    service: str,
+    method: str,
 ):
     async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
         call = _Call(service, method, context)
         try:
-            async for item in behavior(decode(request), context):
-                yield item
+            with slot():
+                async for item in behavior(decode(request), context):
+                    yield item
         except BaseException as error:
             await call.fail(error)
         finally:

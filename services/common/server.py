@@ -2,16 +2,24 @@
 
 `create_server` gives every service the same runtime: the observability interceptor, health
 (grpc.health.v1) and reflection, message size and concurrency limits. `run_until_signal` serves
-until SIGTERM/SIGINT, then drains: health NOT_SERVING first (so load balancers stop sending),
-then `stop(grace)` lets running RPCs finish, then the services' resources are closed.
+until SIGTERM/SIGINT, then drains: health NOT_SERVING for `drain_seconds` while calls are still
+served (so load balancers stop sending), then `stop(grace)` lets running RPCs finish and cancels
+the rest, then the services' resources are closed, all within grace + `exit_margin_seconds`.
+`run_server_process` then ends the process at once: work that cancelled calls left in worker
+threads (a forward pass of the model) would otherwise keep it alive, and Kubernetes kills at 30 s.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import signal
-from collections.abc import Awaitable, Callable, Sequence
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 import grpc
 import structlog
@@ -24,6 +32,9 @@ from services.common.settings import ServiceSettings
 log = structlog.get_logger("glossator.server")
 
 Cleanup = Callable[[], Awaitable[None]]
+# The watchdog fires this long after the orderly shutdown's own deadline, so that one which
+# used all of its time still ends the process itself (exit code 0).
+_WATCHDOG_SLACK_SECONDS = 0.5
 
 
 @dataclass
@@ -36,6 +47,8 @@ class GlossatorServer:
     service_names: list[str]
     port: int
     grace_seconds: float
+    drain_seconds: float
+    exit_margin_seconds: float
     cleanups: list[Cleanup] = field(default_factory=list)
 
     async def start(self) -> None:
@@ -43,13 +56,35 @@ class GlossatorServer:
         await self._set_health(health_pb2.HealthCheckResponse.SERVING)
         log.info("server_started", service=self.name, port=self.port)
 
-    async def stop(self, grace: float | None = None) -> None:
-        """Drains: NOT_SERVING, running RPCs get `grace` seconds, then resources close."""
+    async def drain(self) -> None:
+        """NOT_SERVING while calls are still served for `drain_seconds`, so that load balancers
+        (Kubernetes endpoints take a few seconds) stop sending before the port closes."""
         await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
-        await self.server.stop(self.grace_seconds if grace is None else grace)
+        if self.drain_seconds:
+            log.info("server_draining", service=self.name, seconds=self.drain_seconds)
+            await asyncio.sleep(self.drain_seconds)
+
+    async def stop(self, grace: float | None = None) -> None:
+        """NOT_SERVING, running RPCs get `grace` seconds and are cancelled after it, then the
+        resources close; past grace + exit margin whatever has not finished is left behind."""
+        grace = self.grace_seconds if grace is None else grace
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace + self.exit_margin_seconds
+        await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self._within(deadline, self.server.stop(grace), "grpc_server")
         for cleanup in reversed(self.cleanups):
-            await cleanup()
+            await self._within(deadline, cleanup(), cleanup.__qualname__)
         log.info("server_stopped", service=self.name)
+
+    async def _within(self, deadline: float, step: Awaitable[None], what: str) -> None:
+        """Runs one shutdown step until the deadline; a step that fails or overruns is logged and
+        left behind, so that the next one still runs."""
+        try:
+            await asyncio.wait_for(step, max(0.0, deadline - asyncio.get_running_loop().time()))
+        except TimeoutError:
+            log.warning("shutdown_step_timed_out", service=self.name, step=what)
+        except Exception:
+            log.exception("shutdown_step_failed", service=self.name, step=what)
 
     async def _set_health(self, status: int) -> None:
         for name in ["", *self.service_names]:
@@ -68,10 +103,10 @@ def create_server(
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
     ]
+    # The limit lives in the interceptor, not in gRPC's maximum_concurrent_rpcs: that one counts
+    # health checks and reflection too, so a server full of idle streams failed its probes.
     server = grpc.aio.server(
-        interceptors=[ObservabilityInterceptor()],
-        options=options,
-        maximum_concurrent_rpcs=settings.max_concurrent_rpcs,
+        interceptors=[ObservabilityInterceptor(settings.max_concurrent_rpcs)], options=options
     )
     service_names = list(register(server))
     health_servicer = health.aio.HealthServicer()
@@ -83,13 +118,26 @@ def create_server(
     port = server.add_insecure_port(f"{settings.host}:{settings.port}")
     if port == 0:
         raise OSError(f"cannot bind {settings.host}:{settings.port}")
-    return GlossatorServer(name, server, health_servicer, service_names, port, settings.grace_seconds)
+    return GlossatorServer(
+        name,
+        server,
+        health_servicer,
+        service_names,
+        port,
+        settings.grace_seconds,
+        settings.drain_seconds,
+        settings.exit_margin_seconds,
+    )
 
 
 async def run_until_signal(
     servers: Sequence[GlossatorServer], on_started: Callable[[], None] | None = None
 ) -> None:
-    """Starts the servers, waits for SIGTERM or SIGINT, then stops them all gracefully."""
+    """Starts the servers, waits for SIGTERM or SIGINT, then drains and stops them all.
+
+    From the signal on, a watchdog ends the process if the shutdown overruns its bound: the
+    longest drain, then the longest grace + exit margin.
+    """
     loop = asyncio.get_running_loop()
     stop_requested = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -101,7 +149,48 @@ async def run_until_signal(
             on_started()
         await stop_requested.wait()
         log.info("shutdown_requested")
+        drain = max(server.drain_seconds for server in servers)
+        stop = max(server.grace_seconds + server.exit_margin_seconds for server in servers)
+        _start_exit_watchdog(drain + stop + _WATCHDOG_SLACK_SECONDS)
+        await asyncio.gather(*(server.drain() for server in servers))
         await asyncio.gather(*(server.stop() for server in servers))
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
+
+
+def run_server_process(main: Coroutine[Any, Any, None]) -> NoReturn:
+    """Runs `main` (servers until a signal, then their shutdown) and ends the process with 0.
+
+    It does not wait for worker threads: after the servers stopped, all they can still be doing
+    is work of cancelled calls, which asyncio.run and the interpreter would otherwise wait for
+    (retrieval took 34.8 s to exit with an embedding running). An exception in `main` (a port
+    already in use) propagates as usual.
+    """
+    runner = asyncio.Runner()
+    try:
+        runner.run(main)
+    except BaseException:
+        runner.close()
+        raise
+    _exit_now(0)
+
+
+def _start_exit_watchdog(seconds: float) -> None:
+    """Ends the process with 1 if it still runs `seconds` from now, whatever holds it up."""
+
+    def expire() -> None:
+        busy = sorted(t.name for t in threading.enumerate() if t is not threading.current_thread())
+        log.error("shutdown_overran", seconds=seconds, threads=busy)
+        _exit_now(1)
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+
+
+def _exit_now(code: int) -> NoReturn:
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

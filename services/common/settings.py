@@ -26,10 +26,27 @@ class ServiceSettings(BaseSettings):
         16 * 1024 * 1024, ge=1024, description="Largest request or response message accepted or sent."
     )
     max_concurrent_rpcs: int = Field(
-        64, ge=1, description="RPCs served at once; past it new calls get RESOURCE_EXHAUSTED."
+        64,
+        ge=1,
+        description="RPCs served at once; past it new calls get RESOURCE_EXHAUSTED (health checks and "
+        "reflection are never refused).",
     )
     grace_seconds: float = Field(
         10.0, ge=0, description="On SIGTERM, how long running RPCs may take to finish before cancellation."
+    )
+    drain_seconds: float = Field(
+        0.0,
+        ge=0,
+        description="On SIGTERM, how long health answers NOT_SERVING while calls are still served, before "
+        "the grace period starts; in Kubernetes about 5 s, so that endpoints and load balancers stop "
+        "sending first.",
+    )
+    exit_margin_seconds: float = Field(
+        3.0,
+        ge=0,
+        description="After the grace period, how long cancelled calls and the closing of stores and "
+        "channels may take; then the process exits whatever is left. Kubernetes' "
+        "terminationGracePeriodSeconds must exceed drain + grace + this margin.",
     )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Log level.")
     log_format: Literal["json", "console"] = Field(

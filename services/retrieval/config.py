@@ -47,6 +47,12 @@ class RetrievalSettings(ServiceSettings):
     max_document_bytes: int = Field(
         5 * 1024 * 1024, ge=1024, description="Larger documents are reported failed, not indexed."
     )
+    max_front_matter_bytes: int = Field(
+        64 * 1024,
+        ge=1024,
+        description="Larger YAML front matter (the block atop a Markdown page) fails its document, as "
+        "YAML anchors and aliases always do.",
+    )
     query_cache_size: int = Field(4096, ge=0, description="Query embeddings kept in the LRU cache (0: off).")
     embed_batch_size: int = Field(32, ge=1, description="Most queries embedded in one micro-batch.")
     embed_batch_wait_ms: float = Field(
@@ -59,4 +65,29 @@ class RetrievalSettings(ServiceSettings):
         True,
         description="Embed every prose sentence at ingest (about six texts to embed per chunk), so Search "
         "scores each found chunk's sentences against the query without running the model again.",
+    )
+    max_concurrent_ingests: int = Field(
+        4,
+        ge=1,
+        description="Ingest streams served at once; past it new ones get RESOURCE_EXHAUSTED, so that "
+        "stalled ingests cannot take the RPC slots that Search needs.",
+    )
+    ingest_idle_seconds: float = Field(
+        60.0,
+        gt=0,
+        description="An Ingest stream whose client sends no message for this long ends DEADLINE_EXCEEDED "
+        "(the documents it had acknowledged stay stored).",
+    )
+    ingest_max_seconds: float = Field(
+        3600.0,
+        gt=0,
+        description="Longest an Ingest stream may last; then it ends DEADLINE_EXCEEDED (acknowledged "
+        "documents stay stored; a new stream skips them as unchanged). A first ingest of a "
+        "15k-chunk book took 20 minutes on 2 cores.",
+    )
+    ingest_lock_wait_seconds: float = Field(
+        5.0,
+        ge=0,
+        description="How long an Ingest waits for another ingest into the same collection to finish "
+        "before it is ABORTED.",
     )

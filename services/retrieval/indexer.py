@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 
+from services.common.errors import Aborted
 from services.common.metrics import observe_stage
 from services.retrieval.embed import EmbeddingProvider
 from services.retrieval.ingest import (
@@ -38,6 +39,7 @@ class ChunkingConfig:
     overlap_tokens: int
     min_tokens: int
     max_document_bytes: int
+    max_front_matter_bytes: int
 
 
 @dataclass(frozen=True)
@@ -109,10 +111,21 @@ class Indexer:
         *,
         base_url: str = "",
         prune: bool = False,
+        lock_wait_seconds: float | None = None,
     ) -> AsyncIterator[tuple[DocumentOutcome | None, IngestTotals]]:
-        """Yields (outcome, running totals) per document, then (None, final totals)."""
+        """Yields (outcome, running totals) per document, then (None, final totals).
+
+        One ingest per collection at a time: another one waits `lock_wait_seconds` (None: as long as
+        it takes) and is then ABORTED, rather than queueing for as long as a slow client holds it.
+        """
         lock = self._locks.setdefault(collection, asyncio.Lock())
-        async with lock:
+        try:
+            await asyncio.wait_for(lock.acquire(), lock_wait_seconds)
+        except TimeoutError:
+            raise Aborted(
+                f"another ingest is running into collection {collection!r}; retry when it has finished"
+            ) from None
+        try:
             await asyncio.to_thread(
                 self._store.ensure_collection, collection, self._embedder.dimensions, self._embedder.name
             )
@@ -131,6 +144,8 @@ class Indexer:
             finally:
                 await asyncio.to_thread(self._store.optimize, collection)
             yield None, totals
+        finally:
+            lock.release()
 
     async def _one(
         self, collection: str, item: SourceDocument | SourceError, base_url: str
@@ -189,7 +204,12 @@ class Indexer:
     def _chunk(self, item: SourceDocument, base_url: str) -> tuple[list[ChunkDraft], str, str]:
         c = self._chunking
         with observe_stage("chunking"):
-            parsed = parse_document(item, base_url, max_bytes=c.max_document_bytes)
+            parsed = parse_document(
+                item,
+                base_url,
+                max_bytes=c.max_document_bytes,
+                max_front_matter_bytes=c.max_front_matter_bytes,
+            )
             drafts = chunk_document(
                 parsed,
                 self._count_tokens,

@@ -44,6 +44,7 @@ async def build_server(settings: RetrievalSettings | None = None) -> tuple[Gloss
         overlap_tokens=settings.chunk_overlap_tokens,
         min_tokens=settings.chunk_min_tokens,
         max_document_bytes=settings.max_document_bytes,
+        max_front_matter_bytes=settings.max_front_matter_bytes,
     )
     indexer = Indexer(store, embedder, count_tokens, chunking, settings.embed_sentences)
     searcher = Searcher(

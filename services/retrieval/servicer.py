@@ -9,10 +9,12 @@ import grpc
 
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.common.errors import InvalidArgument, Violations
+from services.common.limits import ConcurrencyLimit
 from services.common.wire import collection_name, timestamp
 from services.retrieval.config import RetrievalSettings
 from services.retrieval.indexer import DocumentOutcome, Indexer, IngestTotals
-from services.retrieval.ingest import SourceDocument, SourceError
+from services.retrieval.ingest import SourceDocument, SourceError, clip_error, link_problem
+from services.retrieval.ingest_limits import paced
 from services.retrieval.search import Searcher, SearchQuery
 from services.retrieval.store import (
     DocumentRecord,
@@ -53,6 +55,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         self._indexer = indexer
         self._searcher = searcher
         self._settings = settings
+        self._ingest_slots = ConcurrencyLimit(settings.max_concurrent_ingests, "ingest streams")
 
     async def Search(
         self, request: retrieval_pb2.SearchRequest, context: grpc.aio.ServicerContext
@@ -109,26 +112,43 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     async def Ingest(
         self, request_iterator: AsyncIterator[retrieval_pb2.IngestRequest], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[retrieval_pb2.IngestResponse]:
-        requests = aiter(request_iterator)
+        """A few streams at once, each cut off when its client stalls (see ingest_limits)."""
+        s = self._settings
+        with self._ingest_slots.slot():
+            async for reply in self._ingest(
+                paced(request_iterator, s.ingest_idle_seconds, s.ingest_max_seconds)
+            ):
+                yield reply
+
+    async def _ingest(
+        self, requests: AsyncIterator[retrieval_pb2.IngestRequest]
+    ) -> AsyncIterator[retrieval_pb2.IngestResponse]:
         first = await anext(requests, None)
         if first is None:
             return
         options = first.options if first.HasField("options") else retrieval_pb2.IngestOptions()
         v = Violations()
         collection = collection_name(options.collection, v)
+        _check_link(v, "options.base_url", options.base_url)
         v.raise_if_any()
         pending = [first] if first.HasField("document") else []
         items = self._source_documents(pending, requests)
-        async for outcome, totals in self._indexer.ingest(
-            collection, items, base_url=options.base_url, prune=options.prune
-        ):
-            if outcome is None:
-                yield retrieval_pb2.IngestResponse(progress=_progress(totals), summary=_progress(totals))
-            else:
-                yield retrieval_pb2.IngestResponse(
-                    progress=_progress(totals), document=_document_result(outcome)
-                )
-        self._searcher.forget(collection)
+        try:
+            async for outcome, totals in self._indexer.ingest(
+                collection,
+                items,
+                base_url=options.base_url,
+                prune=options.prune,
+                lock_wait_seconds=self._settings.ingest_lock_wait_seconds,
+            ):
+                if outcome is None:
+                    yield retrieval_pb2.IngestResponse(progress=_progress(totals), summary=_progress(totals))
+                else:
+                    yield retrieval_pb2.IngestResponse(
+                        progress=_progress(totals), document=_document_result(outcome)
+                    )
+        finally:  # documents written before a failure or a cut-off stay: the collection changed
+            self._searcher.forget(collection)
 
     async def _source_documents(
         self, pending: list[retrieval_pb2.IngestRequest], requests: AsyncIterator[retrieval_pb2.IngestRequest]
@@ -196,8 +216,13 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
 
 
 def _source_document(document: retrieval_pb2.Document) -> SourceDocument | SourceError:
-    """A malformed document becomes a SourceError: reported for itself, the run goes on."""
+    """A malformed document becomes a SourceError: reported for itself, the run goes on.
+
+    A source_url that cannot be a link is a bad request field: INVALID_ARGUMENT."""
     path = document.source_path.strip()
+    v = Violations()
+    _check_link(v, "document.source_url", document.source_url, f" (the document at source_path {path})")
+    v.raise_if_any()
     if not path:
         return SourceError(source_path="(no source_path)", message="source_path is required")
     if document.read_error:
@@ -213,6 +238,12 @@ def _source_document(document: retrieval_pb2.Document) -> SourceDocument | Sourc
         category_labels=tuple(document.category_labels),
         title=document.title.strip(),
     )
+
+
+def _check_link(violations: Violations, field_name: str, url: str, which: str = "") -> None:
+    """Citations link to this URL: only http(s) and relative URLs are accepted (see link_problem)."""
+    if problem := link_problem(url):
+        violations.add(field_name, clip_error(problem + which))
 
 
 def _scored_chunk(hit: SearchHit, rank: int) -> common_pb2.ScoredChunk:
@@ -264,7 +295,7 @@ def _document_result(outcome: DocumentOutcome) -> retrieval_pb2.DocumentResult:
         source_path=outcome.source_path,
         status=_STATUSES[outcome.status],
         chunks=outcome.chunks,
-        error=outcome.error,
+        error=clip_error(outcome.error),
     )
 
 

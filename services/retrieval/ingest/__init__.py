@@ -24,12 +24,14 @@ from services.retrieval.ingest.documents import (
     Section,
     SourceDocument,
     SourceError,
+    clip_error,
     derive_document_id,
     guess_format,
 )
 from services.retrieval.ingest.parsing import parse_document
 from services.retrieval.ingest.sitemap import SitemapError, crawl_sitemap
 from services.retrieval.ingest.sources import read_folder
+from services.retrieval.ingest.urls import link_problem
 
 __all__ = [
     "CHUNK_NAMESPACE",
@@ -49,9 +51,11 @@ __all__ = [
     "SourceError",
     "chunk_document",
     "chunk_id",
+    "clip_error",
     "crawl_sitemap",
     "derive_document_id",
     "guess_format",
+    "link_problem",
     "parse_document",
     "read_folder",
 ]

@@ -16,6 +16,12 @@ from urllib.parse import urlsplit, urlunsplit
 DEFAULT_MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
 """Larger documents are refused (the retrieval settings' max_document_bytes says the same)."""
 
+DEFAULT_MAX_FRONT_MATTER_BYTES = 64 * 1024
+"""Larger front matter fails its document (the retrieval settings' max_front_matter_bytes)."""
+
+MAX_ERROR_CHARS = 300
+"""Longest error message sent to a client about one document or field."""
+
 FORMATS = ("markdown", "mdx", "html", "text", "")
 """Allowed SourceDocument.format values; "" means: guess from the source path's extension."""
 
@@ -34,6 +40,14 @@ class DocumentError(ValueError):
 
     Reported for that one document; a run never stops because of it.
     """
+
+
+def clip_error(message: str) -> str:
+    """The message cut to MAX_ERROR_CHARS: an error names a problem, and whatever it quotes (a
+    path, a YAML tag, a client's own read_error) must not make it longer than that."""
+    if len(message) <= MAX_ERROR_CHARS:
+        return message
+    return message[: MAX_ERROR_CHARS - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from services.retrieval.ingest.documents import Block, FrontMatter
+from services.retrieval.ingest.documents import DEFAULT_MAX_FRONT_MATTER_BYTES, Block, FrontMatter
 from services.retrieval.ingest.frontmatter import split_front_matter
 from services.retrieval.ingest.headings import plain_heading_text, split_explicit_id
 
@@ -49,9 +49,11 @@ _HTML_TAGS = frozenset((
 _DROPPED_WITH_CONTENT = frozenset({"script", "style", "svg", "noscript", "iframe", "video", "audio"})
 
 
-def parse_markdown(content: str) -> tuple[FrontMatter, list[Block]]:
+def parse_markdown(
+    content: str, *, max_front_matter_bytes: int = DEFAULT_MAX_FRONT_MATTER_BYTES
+) -> tuple[FrontMatter, list[Block]]:
     """Front matter and the body's blocks, in document order."""
-    front_matter, body = split_front_matter(content.replace("\r\n", "\n"))
+    front_matter, body = split_front_matter(content.replace("\r\n", "\n"), max_bytes=max_front_matter_bytes)
     blocks: list[Block] = []
     for kind, text in _segments(body):
         if kind == "code":

@@ -7,6 +7,7 @@ import re
 
 from services.retrieval.ingest.documents import (
     DEFAULT_MAX_DOCUMENT_BYTES,
+    DEFAULT_MAX_FRONT_MATTER_BYTES,
     Block,
     DocumentError,
     FrontMatter,
@@ -18,7 +19,7 @@ from services.retrieval.ingest.documents import (
 from services.retrieval.ingest.headings import build_sections
 from services.retrieval.ingest.html import parse_html
 from services.retrieval.ingest.markdown import parse_markdown
-from services.retrieval.ingest.urls import document_url, strip_number_prefix
+from services.retrieval.ingest.urls import document_url, link_problem, strip_number_prefix
 
 # Control characters other than tab/newline/form feed/carriage return, and U+FFFD (what a lenient
 # decoder puts in place of bytes that are not text).
@@ -28,7 +29,11 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 
 def parse_document(
-    doc: SourceDocument, base_url: str = "", *, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+    doc: SourceDocument,
+    base_url: str = "",
+    *,
+    max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
+    max_front_matter_bytes: int = DEFAULT_MAX_FRONT_MATTER_BYTES,
 ) -> ParsedDocument:
     """Parses a document into sections of blocks; DocumentError says why one cannot be ingested."""
     _check_content(doc.content, max_bytes)
@@ -36,17 +41,20 @@ def parse_document(
     front_matter = FrontMatter()
     page_title = ""
     if document_format in ("markdown", "mdx"):
-        front_matter, blocks = parse_markdown(doc.content)
+        front_matter, blocks = parse_markdown(doc.content, max_front_matter_bytes=max_front_matter_bytes)
     elif document_format == "html":
         page_title, blocks = parse_html(doc.content)
     else:
         blocks = _text_blocks(doc.content)
+    url = document_url(doc.source_path, document_format, front_matter, base_url, doc.source_url)
+    if problem := link_problem(url):  # a source path like "javascript:x.md" makes such a URL
+        raise DocumentError(f"the document's URL {problem}")
     sections = build_sections(blocks)
     first_h1 = next((block.title for block in blocks if block.kind == "heading" and block.level == 1), "")
     return ParsedDocument(
         document_id=doc.document_id or derive_document_id(doc.source_path),
         source_path=doc.source_path,
-        url=document_url(doc.source_path, document_format, front_matter, base_url, doc.source_url),
+        url=url,
         title=front_matter.title or first_h1 or doc.title or page_title or _title_from_path(doc.source_path),
         format=document_format,
         sections=sections,

@@ -11,8 +11,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import yaml
-
+from services.retrieval.ingest.bounded_yaml import YamlRefused, load_bounded_yaml
 from services.retrieval.ingest.documents import (
     DEFAULT_MAX_DOCUMENT_BYTES,
     SourceDocument,
@@ -105,8 +104,8 @@ def _category_label(folder: Path) -> str:
             continue
         try:
             text = path.read_text(encoding="utf-8-sig")
-            data = json.loads(text) if name.endswith(".json") else yaml.safe_load(text)
-        except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
+            data = json.loads(text) if name.endswith(".json") else load_bounded_yaml(text)
+        except (OSError, UnicodeDecodeError, ValueError, YamlRefused):
             return ""
         label = data.get("label") if isinstance(data, dict) else None
         return label.strip() if isinstance(label, str) else ""

@@ -11,19 +11,24 @@ The document URL is base_url (the docs root, e.g. "https://example.org/docs/") +
 formats are served as files: base_url + their path. Without a base URL the URL is the document's
 normalised source path, a relative URL a client can still resolve against its own site root.
 An explicit source_url (a crawled page) always wins, without its fragment.
+
+Every URL a citation links to is an absolute http(s) URL or a relative one (see link_problem):
+a reader clicks it, so javascript:, data: and file: URLs are refused wherever they come from.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-from urllib.parse import quote, urldefrag
+from urllib.parse import quote, urldefrag, urlsplit
 
 from services.retrieval.ingest.documents import FrontMatter, derive_document_id
 
 _IGNORED_PREFIX = re.compile(r"^\d+[-_.]\d+")
 _NUMBER_PREFIX = re.compile(r"^\d+\s*[-_.]+\s*(?P<rest>[^-_.\s].*)$", re.DOTALL)
 _URL_SAFE = "/:@!$&'()*+,;=-._~"
+_LINK_SCHEMES = ("http", "https")
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")  # browsers drop tabs and newlines: "java\tscript:"
 
 
 def strip_number_prefix(segment: str) -> str:
@@ -64,6 +69,22 @@ def document_url(
     else:
         route = "/" + derive_document_id(source_path)
     return base_url.rstrip("/") + quote(route, safe=_URL_SAFE)
+
+
+def link_problem(url: str) -> str:
+    """Why `url` cannot be a citation's link, or "" when it can: an http(s) URL naming a host, or
+    a relative URL (which has no scheme; "//host/path" keeps the page's own)."""
+    if _CONTROL_CHARACTERS.search(url):
+        return "must not contain control characters"
+    try:
+        parts = urlsplit(url.strip())  # the scheme comes back lower-cased
+    except ValueError:  # e.g. "http://[::1" (an unclosed IPv6 host)
+        return "is not a valid URL"
+    if parts.scheme and parts.scheme not in _LINK_SCHEMES:
+        return f"must be an http(s) URL or a relative URL, not a {parts.scheme}: URL"
+    if parts.scheme and not parts.netloc:
+        return "must name a host after http:// or https://"
+    return ""
 
 
 def _is_category_index(stem: str, directory: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -40,3 +41,17 @@ def fences_balanced(text: str) -> bool:
         elif fence[0] == open_fence[0] and len(fence) >= len(open_fence) and not info.strip():
             open_fence = ""
     return not open_fence
+
+
+def alias_bomb(levels: int = 9) -> str:
+    """A page whose front matter is a billion laughs: level one a list of nine strings, each next
+    level a list of nine aliases of the one below (9**levels strings once expanded, in a few hundred
+    bytes), the last where a number is expected (the error about it used to quote the value)."""
+    names = "abcdefghijklmnop"[:levels]
+    lines = ["a: &a [" + ",".join(['"lol"'] * 9) + "]"]
+    lines += [
+        f"{name}: &{name} [" + ",".join([f"*{below}"] * 9) + "]" for below, name in itertools.pairwise(names)
+    ]
+    return (
+        "---\n" + "\n".join(lines) + f"\nsidebar_position: *{names[-1]}\n---\n# Laughs\n\nNothing to see.\n"
+    )

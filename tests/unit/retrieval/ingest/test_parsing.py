@@ -38,8 +38,29 @@ def test_size_limit_given_by_the_caller() -> None:
 
 
 def test_broken_front_matter_is_a_document_error() -> None:
-    with pytest.raises(DocumentError, match="broken front matter"):
+    with pytest.raises(DocumentError, match="front matter is broken"):
         parse_document(doc("---\ntitle: [oops\n---\n# x\n"))
+
+
+def test_front_matter_size_limit_given_by_the_caller() -> None:
+    content = "---\ndescription: " + "x" * 2000 + "\n---\n# Long description\n"
+    with pytest.raises(DocumentError, match=r"front matter is 2,014 bytes, over the limit of 1,024 bytes"):
+        parse_document(doc(content), max_front_matter_bytes=1024)
+    assert parse_document(doc(content), max_front_matter_bytes=4096).title == "Long description"
+
+
+@pytest.mark.parametrize(
+    "source_path", ["javascript:alert(1).md", "JavaScript:alert(1).html", "file:///etc/x.md"]
+)
+def test_a_document_url_that_is_no_link_is_a_document_error(source_path: str) -> None:
+    """With no base URL and no source_url, the source path is the URL: it must not bring a scheme."""
+    with pytest.raises(
+        DocumentError, match=r"^the document's URL must be an http\(s\) URL or a relative URL"
+    ):
+        parse_document(doc("# x", source_path=source_path))
+    assert parse_document(doc("# x", source_path=source_path), "https://x.org/docs/").url.startswith(
+        "https://x.org/docs/"
+    )
 
 
 def test_formats_from_extensions() -> None:

@@ -74,3 +74,17 @@ def test_real_docusaurus_folder() -> None:
     labels = {item.source_path: item.category_labels for item in items}
     assert labels["tutorial-extras/manage-docs-versions.md"] == ("Tutorial - Extras",)
     assert labels["module-2/urdf-sdf-formats/conversion-guide.md"] == ("module-2", "URDF/SDF Formats")
+
+
+@pytest.mark.parametrize(
+    "category_yaml",
+    [
+        "base: &b Shared\nlabel: *b\n",  # aliases are refused in category files as in front matter
+        "label: Deep\nx: " + "[" * 30_000 + "]" * 30_000 + "\n",  # used to crash libyaml's composer
+    ],
+)
+def test_a_category_file_out_of_bounds_only_loses_its_label(tmp_path: Path, category_yaml: str) -> None:
+    write(tmp_path, "04-odd/_category_.yml", category_yaml)
+    write(tmp_path, "04-odd/d.md", "# D")
+    [document] = read_folder(tmp_path)
+    assert document.category_labels == ("odd",)

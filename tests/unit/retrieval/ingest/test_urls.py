@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from services.retrieval.ingest.documents import FrontMatter
-from services.retrieval.ingest.urls import document_url, docusaurus_route, strip_number_prefix
+from services.retrieval.ingest.urls import document_url, docusaurus_route, link_problem, strip_number_prefix
 
 BASE = "https://example.org/docs/"
 
@@ -62,3 +62,30 @@ def test_document_urls() -> None:
     assert document_url("./01-guides\\02-install.md", "markdown", none, "") == "01-guides/02-install.md"
     # A crawled page keeps its own URL (without a fragment).
     assert document_url("https://s.org/a", "html", none, BASE, "https://s.org/a/#top") == "https://s.org/a/"
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://example.org/docs/", "HTTP://Example.org", "/docs/intro", "intro/setup.md#x", "//cdn.org/a", ""],
+)
+def test_http_and_relative_urls_are_links(url: str) -> None:
+    assert link_problem(url) == ""
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("javascript:alert(1)", "must be an http(s) URL or a relative URL, not a javascript: URL"),
+        ("JaVaScRiPt:alert(1)", "must be an http(s) URL or a relative URL, not a javascript: URL"),
+        ("  javascript:alert(1)", "must be an http(s) URL or a relative URL, not a javascript: URL"),
+        ("file:///etc/passwd", "must be an http(s) URL or a relative URL, not a file: URL"),
+        ("data:text/html,<script>", "must be an http(s) URL or a relative URL, not a data: URL"),
+        ("vbscript:msgbox", "must be an http(s) URL or a relative URL, not a vbscript: URL"),
+        ("java\tscript:alert(1)", "must not contain control characters"),
+        ("\x01javascript:alert(1)", "must not contain control characters"),
+        ("https:/no-host", "must name a host after http:// or https://"),
+        ("http://[::1", "is not a valid URL"),
+    ],
+)
+def test_other_urls_are_not_links(url: str, problem: str) -> None:
+    assert link_problem(url) == problem
