@@ -108,13 +108,13 @@ class Answerer:
         )
 
     def model_for(self, context: AskContext) -> Model | None:
-        """The model of one run, if not the agent's: bound to the run's resolved search query (and,
-        offline, to the sentence scores this run's searches return)."""
+        """The model of one run, if not the agent's: bound to the run's resolved search query and
+        to the sentence scores this run's searches return."""
         model = self.agent.model
         if isinstance(model, OfflineExtractiveModel):
             return model.reading(context.sentence_similarity, context.search_query)
         if isinstance(model, GuidedModel):
-            return model.for_run(context.search_query)
+            return model.for_run(context.search_query, context.sentence_similarity)
         return None
 
     def fallback(self, context: AskContext) -> OfflineExtractiveModel:

@@ -7,7 +7,9 @@ Small self-hosted models (0.5B-1.5B on CPU) rarely call a tool on their own: wit
   question resolved against the conversation, adding the model's own query when it brings new
   words; an endpoint that rejects a named `tool_choice` gets the call made for it, from then on;
 - once the run has made `max_searches` searches, asks for the answer with no tool offered and the
-  passages written into the question (tool messages make small models call the tool again);
+  passages written into the question (tool messages make small models call the tool again), each
+  cut to its sentences among the ones Search found most similar to the question: a small model
+  copies from what it is shown, and a short prompt is read several times faster on a CPU;
   before that (max_searches > 1) the model may search again, natively or by a call written as text;
 - streams every turn through a ProseGate: the start of a turn is held until it is clearly prose,
   template tokens and echoed instructions are dropped, and a tool call written as text becomes a
@@ -17,7 +19,7 @@ Small self-hosted models (0.5B-1.5B on CPU) rarely call a tool on their own: wit
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -30,7 +32,7 @@ from openai import APIStatusError
 from openai.types.responses import ResponseCompletedEvent, ResponseFunctionToolCall, ResponseOutputMessage
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
-from services.agent.models.extractive import parse_passages
+from services.agent.models.extractive import parse_passages, sentences_of
 from services.agent.models.response_stream import ResponseWriter, function_call
 from services.agent.models.textguard import ProseGate, parse_text_tool_call
 from services.agent.prompt import ANSWER_INSTRUCTIONS, answer_input, latest_question
@@ -41,6 +43,8 @@ from services.validation.text import Analysis
 
 log = get_logger("glossator.agent.llm")
 
+# Sentences of the passages an answer turn shows the model (the extractive answer quotes 1-3).
+ANSWER_SENTENCES = 8
 # Statuses with which servers turn down a named tool_choice they do not support (llama.cpp: 500).
 _TOOL_CHOICE_REJECTED = frozenset({400, 422, 500, 501})
 
@@ -62,20 +66,24 @@ class GuidedModel(Model):
         *,
         max_searches: int = 1,
         search_query: str = "",
+        sentence_similarity: Mapping[str, float] | None = None,
         traits: EndpointTraits | None = None,
     ) -> None:
         self.inner = inner
         self.name = name
         self._max_searches = max_searches
         self._search_query = search_query
+        self._similarity = sentence_similarity if sentence_similarity is not None else {}
         self._traits = traits or EndpointTraits()
 
-    def for_run(self, search_query: str) -> GuidedModel:
+    def for_run(self, search_query: str, sentence_similarity: Mapping[str, float]) -> GuidedModel:
+        """This model for one run: its resolved query, and the sentence scores its searches fill in."""
         return GuidedModel(
             self.inner,
             self.name,
             max_searches=self._max_searches,
             search_query=search_query,
+            sentence_similarity=sentence_similarity,
             traits=self._traits,
         )
 
@@ -118,7 +126,8 @@ class GuidedModel(Model):
             offered = [] if answering else tools
             if answering:
                 system_instructions = ANSWER_INSTRUCTIONS
-                items = answer_input(items, _passages(outputs), _all_failed(outputs))
+                passages = focused(_passages(outputs), self._similarity, ANSWER_SENTENCES)
+                items = answer_input(items, passages, _all_failed(outputs))
             gate = ProseGate([tool.name for tool in tools] or [TOOL_NAME], system_instructions or "")
             native: list[ResponseFunctionToolCall] = []
             async for event in self.inner.stream_response(
@@ -215,6 +224,37 @@ def _passages(outputs: list[str]) -> list[tuple[int, str]]:
     """The numbered passages of the run's tool outputs, each once."""
     found = {passage.number: passage.text for output in outputs for passage in parse_passages(output)}
     return sorted(found.items())
+
+
+def focused(
+    passages: list[tuple[int, str]], similarity: Mapping[str, float], keep: int
+) -> list[tuple[int, str]]:
+    """Each passage cut to its sentences among the `keep` most similar to the question (as Search
+    scored them), in reading order; a passage with none is left out. Unscored passages stay whole."""
+    sentences = {number: sentences_of(text) for number, text in passages}
+    ranked = sorted(
+        (
+            (similarity[sentence], number, position)
+            for number, found in sentences.items()
+            for position, sentence in enumerate(found)
+            if sentence in similarity
+        ),
+        reverse=True,
+    )
+    if not ranked:
+        return passages
+    chosen = {(number, position) for _, number, position in ranked[:keep]}
+    cut = [
+        (number, " ".join(_closed(s) for i, s in enumerate(sentences[number]) if (number, i) in chosen))
+        for number, _ in passages
+    ]
+    return [(number, text) for number, text in cut if text]
+
+
+def _closed(sentence: str) -> str:
+    """The sentence with a full stop if it has none (a list item): list items joined on one line
+    would otherwise read as one long sentence, which the model copies as one unsupportable claim."""
+    return sentence if sentence[-1:] in ".!?:;" else f"{sentence}."
 
 
 def _all_failed(outputs: list[str]) -> bool:

@@ -23,7 +23,7 @@ from services.agent.agent import Answerer, AnswerRequest, run_answer
 from services.agent.config import AgentSettings
 from services.agent.events import AnswerDelta, AnswerFinished, Citation, RetrievalResults, ToolCall
 from services.agent.models import OFFLINE_MODEL_NAME, OfflineExtractiveModel, make_model, model_settings
-from services.agent.models.guided import GuidedModel
+from services.agent.models.guided import GuidedModel, focused
 from services.agent.prompt import ANSWER_INSTRUCTIONS, ANSWER_REQUEST
 from services.common.errors import DeadlineExceeded, FailedPrecondition, Reason, Unavailable
 from tests.unit.agent.fake_retrieval import CHUNKS, FakeRetrieval, serve_retrieval
@@ -340,3 +340,31 @@ def test_tracing_export_is_off_unless_configured():
     assert not get_trace_provider()._disabled
     make_model(AgentSettings(llm_base_url=""))
     assert get_trace_provider()._disabled
+
+
+def test_an_answer_turn_shows_each_passage_cut_to_its_best_scored_sentences():
+    passages = [
+        (1, "ROS 2 nodes are processes. They talk over topics. The weather was fine."),
+        (2, "Gazebo simulates physics. It renders scenes too."),
+        (3, "Nothing here scores at all for this question."),
+    ]
+    similarity = {
+        "ROS 2 nodes are processes.": 0.9,
+        "They talk over topics.": 0.7,
+        "The weather was fine.": 0.1,
+        "Gazebo simulates physics.": 0.5,
+        "It renders scenes too.": 0.2,
+    }
+    assert focused(passages, similarity, keep=3) == [
+        (1, "ROS 2 nodes are processes. They talk over topics."),
+        (2, "Gazebo simulates physics."),
+    ]
+    assert focused(passages, {}, keep=3) == passages, "unscored passages are shown whole"
+
+
+def test_list_items_shown_to_the_model_end_as_sentences():
+    passages = [(4, "- Understand the reasons\n- Recognize the advantages\n\nIt is a shift.")]
+    similarity = {"Understand the reasons": 0.8, "Recognize the advantages": 0.7, "It is a shift.": 0.6}
+    assert focused(passages, similarity, keep=3) == [
+        (4, "Understand the reasons. Recognize the advantages. It is a shift.")
+    ]
