@@ -8,13 +8,18 @@ highlighted there.
 
 from __future__ import annotations
 
+import itertools
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from services.validation.text import sentence_spans, tokens
 
 CITATION_GROUP_RE = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
-TRAILING_CITATIONS_RE = re.compile(r"(?:\s*\[[\d\s,;]+\])+$")
+# The run of "[...]" groups closing a text, matched on the text reversed: searched for from the
+# left, every group of a long run was tried as the start of the run (quadratic).
+REVERSED_TRAILING_CITATIONS_RE = re.compile(r"(?:\][\d\s,;]+\[\s*)+")
+PUNCTUATION = frozenset(".,;:!?")
 CLAUSE_JOIN_RE = re.compile(r"\s*;\s+|,?\s+and\s+")
 # Finite verbs and auxiliaries: a clause after "and" that has one early asserts a fact of its own.
 # fmt: off
@@ -34,11 +39,16 @@ SUBJECT_WORDS = frozenset(
 )
 # fmt: on
 WORDS_BEFORE_CLAUSE_VERB = 5
+# The largest citation number kept as written. No context has this many chunks, so a marker past
+# it points nowhere either way; reading it as this number keeps it an int32 on the wire and
+# spares int() a number of thousands of digits.
+MAX_CITATION_NUMBER = 2**31 - 1
 
 
 @dataclass(frozen=True)
 class CitationMarker:
-    """One cited number as written: "[1, 3]" yields two markers sharing a span."""
+    """One cited number as written (up to MAX_CITATION_NUMBER): "[1, 3]" yields two markers
+    sharing a span."""
 
     number: int
     start: int
@@ -63,58 +73,104 @@ class Claim:
 def find_citations(answer: str) -> list[CitationMarker]:
     """Every [n], [n][m] and [n, m] marker in the answer, in reading order."""
     return [
-        CitationMarker(int(number), group.start(), group.end())
+        CitationMarker(_citation_number(digits), group.start(), group.end())
         for group in CITATION_GROUP_RE.finditer(answer)
-        for number in re.findall(r"\d+", group.group(1))
+        for digits in re.findall(r"\d+", group.group(1))
     ]
+
+
+def _citation_number(digits: str) -> int:
+    significant = digits.lstrip("0") or "0"
+    if len(significant) > len(str(MAX_CITATION_NUMBER)):
+        return MAX_CITATION_NUMBER
+    return min(int(significant), MAX_CITATION_NUMBER)
 
 
 def strip_citations(text: str) -> str:
     """The text without its markers, whitespace collapsed ("in 1846 [1]." -> "in 1846.")."""
-    without = CITATION_GROUP_RE.sub("", text)
-    without = re.sub(r"\s+([.,;:!?])", r"\1", without)
-    return " ".join(without.split())
+    return " ".join(word for _, word in _words(text))
+
+
+def _words(text: str) -> list[tuple[int, str]]:
+    """The words of the text without its markers, each with the offset of its first character;
+    a punctuation mark set off by spaces joins the word before it ("1846 [1] ." -> "1846.")."""
+    kept = []
+    previous = 0
+    for marker in CITATION_GROUP_RE.finditer(text):
+        kept.append(range(previous, marker.start()))
+        previous = marker.end()
+    kept.append(range(previous, len(text)))
+    words: list[tuple[int, list[str]]] = []
+    spaced = True
+    for offset in itertools.chain.from_iterable(kept):
+        char = text[offset]
+        if char.isspace():
+            spaced = True
+        elif spaced and not (words and char in PUNCTUATION):
+            words.append((offset, [char]))
+            spaced = False
+        else:
+            words[-1][1].append(char)
+            spaced = False
+    return [(offset, "".join(chars)) for offset, chars in words]
 
 
 def split_claims(answer: str, min_clause_words: int = 3) -> list[Claim]:
     """Claims in reading order; questions are left out (they assert nothing)."""
     markers = find_citations(answer)
+    marker_starts = [marker.start for marker in markers]
     claims = []
     for sentence_index, (sentence_start, sentence_end) in enumerate(sentence_spans(answer)):
         sentence = strip_citations(answer[sentence_start:sentence_end])
         if not tokens(sentence) or sentence.endswith("?"):
             continue
         pieces = _clause_spans(answer, sentence_start, sentence_end, min_clause_words)
-        trailing = _trailing_markers(answer, markers, sentence_start, sentence_end)
+        trailing = _trailing_markers(answer, markers, marker_starts, sentence_start, sentence_end)
         for start, end in pieces:
-            own = tuple(m for m in markers if start <= m.start < end)
+            own = _markers_within(markers, marker_starts, start, end)
             text = strip_citations(answer[start:end])
             claims.append(Claim(text, start, end, sentence_index, own or trailing))
     return claims
 
 
 def _trailing_markers(
-    answer: str, markers: list[CitationMarker], start: int, end: int
+    answer: str, markers: list[CitationMarker], marker_starts: list[int], start: int, end: int
 ) -> tuple[CitationMarker, ...]:
     """Markers closing a sentence ("... in 1846 [1][2].") vouch for every clause of it."""
     body = answer[start:end].rstrip(" .!?\"”')")
-    tail = TRAILING_CITATIONS_RE.search(body)
+    tail = REVERSED_TRAILING_CITATIONS_RE.match(body[::-1])
     if not tail:
         return ()
-    return tuple(m for m in markers if start + tail.start() <= m.start < end)
+    return _markers_within(markers, marker_starts, start + len(body) - tail.end(), end)
+
+
+def _markers_within(
+    markers: list[CitationMarker], marker_starts: list[int], start: int, end: int
+) -> tuple[CitationMarker, ...]:
+    """The markers starting in [start, end), found by bisection: an answer may hold hundreds."""
+    return tuple(markers[bisect_left(marker_starts, start) : bisect_left(marker_starts, end)])
 
 
 def _clause_spans(answer: str, start: int, end: int, min_words: int) -> list[tuple[int, int]]:
-    """Cuts a sentence at ";" or "and" where both sides are statements of their own."""
+    """Cuts a sentence at ";" or "and" where both sides are statements of their own.
+
+    The sentence's words are found once, and each side of a join counts the words that start in
+    it: cutting them out again for every join was quadratic ("a and a and ..." took seconds). A
+    ";" inside a marker ("[1; 2]") cuts nothing.
+    """
     sentence = answer[start:end]
+    words = _words(sentence)
+    word_starts = [offset for offset, _ in words]
+    verbs_before = list(itertools.accumulate((_has_verb([word]) for _, word in words), initial=0))
+    in_markers = {i for m in CITATION_GROUP_RE.finditer(sentence) for i in range(m.start(), m.end())}
     pieces = []
     piece_start = 0
     for join in CLAUSE_JOIN_RE.finditer(sentence):
-        left = strip_citations(sentence[piece_start : join.start()]).split()
-        right = strip_citations(sentence[join.end() :]).split()
-        if len(left) < min_words or len(right) < min_words:
+        first, last, after = (bisect_left(word_starts, i) for i in (piece_start, join.start(), join.end()))
+        if join.start() in in_markers or last - first < min_words or len(words) - after < min_words:
             continue
-        if ";" in join.group() or (_has_verb(left) and _starts_statement(right)):
+        right = [word for _, word in words[after : after + WORDS_BEFORE_CLAUSE_VERB]]
+        if ";" in join.group() or (verbs_before[last] > verbs_before[first] and _starts_statement(right)):
             pieces.append((piece_start, join.start()))
             piece_start = join.end()
     pieces.append((piece_start, len(sentence)))

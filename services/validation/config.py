@@ -29,6 +29,13 @@ class ValidationSettings(ServiceSettings):
     max_query_chars: int = Field(1000, ge=1, description="Longest query accepted.")
     max_context_chunks: int = Field(100, ge=1, description="Most context chunks in one request.")
     max_chunk_chars: int = Field(20_000, ge=1, description="Longest context chunk accepted.")
+    # Bounds on the work of one check, which grows with the answer's claims times the context's
+    # sentences (each of them embedded) and with its citations. The agent sends at most 20 chunks
+    # of at most 224 tokens (about 1,000 characters); a HaluEval summary's document has up to 11,000.
+    max_context_chars: int = Field(
+        50_000, ge=1, description="Most characters of context (all chunks together) in one request."
+    )
+    max_citations: int = Field(500, ge=0, description="Most citation markers ([n]) in one answer.")
     grounding: GroundingConfig = Field(
         default_factory=GroundingConfig,
         description="Thresholds and weights of the offline checker (nested: GLOSSATOR_VALIDATION_GROUNDING__<NAME>).",

@@ -7,6 +7,7 @@ supported, large enough for a claim that merges two adjacent sentences.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -74,10 +75,12 @@ class PassageMatch:
         return self.misses == 0
 
 
-def rank_passages(claim: Analysis, chunk: ChunkEvidence) -> list[PassageMatch]:
-    """The chunk's passages, best coverage first; among equals the shorter passage wins."""
+def rank_passages(claim: Analysis, chunk: ChunkEvidence, keep: int | None = None) -> list[PassageMatch]:
+    """The chunk's passages (the `keep` best of them), best coverage first; among equals the
+    shorter passage wins. Keeping only the few that are used bounds the memory of a check: every
+    passage of a 20,000-character chunk, for each of hundreds of claims, took gigabytes."""
     novel = claim.term_set - chunk.analysis.term_set
-    matches = [
+    matches = (
         PassageMatch(
             passage,
             novel,
@@ -85,8 +88,14 @@ def rank_passages(claim: Analysis, chunk: ChunkEvidence) -> list[PassageMatch]:
             claim.bigrams - passage.bigrams,
         )
         for passage in chunk.passages
-    ]
-    return sorted(matches, key=lambda m: (m.misses, m.passage.last - m.passage.first, m.passage.first))
+    )
+    if keep is None:
+        return sorted(matches, key=_best_first)
+    return heapq.nsmallest(keep, matches, key=_best_first)
+
+
+def _best_first(match: PassageMatch) -> tuple[int, int, int]:
+    return (match.misses, match.passage.last - match.passage.first, match.passage.first)
 
 
 def mentions_anything(claim: Analysis, chunk: ChunkEvidence) -> bool:

@@ -18,9 +18,10 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from services.common.embedding import EmbeddingCache
-from services.validation.claims import Claim, find_citations, split_claims
+from services.validation.claims import CitationMarker, Claim, find_citations, split_claims
 from services.validation.evidence import ChunkEvidence, PassageMatch, mentions_anything, rank_passages
 from services.validation.refusals import is_refusal
+from services.validation.stopping import StopSignal
 from services.validation.support import (
     ChunkVerdict,
     has_checkable_content,
@@ -29,6 +30,12 @@ from services.validation.support import (
     wants_similarity,
 )
 from services.validation.text import Analysis
+
+# Texts embedded per model call by a check, with a stop check between calls: a check embeds up
+# to every sentence of its context, thousands on a long one. 32 texts took about 1.5 s of model
+# time on a busy 2-core machine. A HaluEval check embeds at most 29, so those are still embedded
+# in one call as before and their figures do not move.
+EMBED_BATCH = 32
 
 
 class GroundingConfig(BaseModel):
@@ -168,7 +175,10 @@ class GroundingResult:
 
 
 class GroundingChecker(Protocol):
-    """What the servicer calls; implementations differ only in how they judge each claim."""
+    """What the servicer calls; implementations differ only in how they judge each claim.
+
+    `stop` ends the work early (see services.validation.stopping); none: it runs to the end.
+    """
 
     name: str
 
@@ -179,6 +189,8 @@ class GroundingChecker(Protocol):
         context: list[ContextChunk],
         expected_sources: list[str],
         threshold: float | None,
+        *,
+        stop: StopSignal | None = None,
     ) -> GroundingResult: ...
 
 
@@ -301,11 +313,15 @@ def _check_citations(
     """Counts markers whose chunk supports a claim they are attached to; notes the others."""
     notes = []
     valid = 0
+    carriers_of: dict[CitationMarker, list[ClaimAssessment]] = {}
+    for assessment in assessments:
+        for marker in dict.fromkeys(assessment.claim.markers):
+            carriers_of.setdefault(marker, []).append(assessment)
     for marker in find_citations(answer):
         if not 1 <= marker.number <= len(context):
             notes.append(f"citation [{marker.number}] points nowhere ({len(context)} context chunks)")
             continue
-        carriers = [a for a in assessments if marker in a.claim.markers]
+        carriers = carriers_of.get(marker, [])
         if any(marker.number - 1 in a.supporting_chunks for a in carriers):
             valid += 1
         elif carriers:
@@ -350,30 +366,51 @@ class OfflineChecker:
         context: list[ContextChunk],
         expected_sources: list[str],
         threshold: float | None,
+        *,
+        stop: StopSignal | None = None,
     ) -> GroundingResult:
+        """All of it in a worker thread: a long answer against a long context is seconds of CPU,
+        which must not hold up the event loop (health checks, the other calls)."""
+        return await asyncio.to_thread(
+            self.check_now, answer, context, expected_sources, threshold, stop or StopSignal()
+        )
+
+    def check_now(
+        self,
+        answer: str,
+        context: list[ContextChunk],
+        expected_sources: list[str],
+        threshold: float | None,
+        stop: StopSignal,
+    ) -> GroundingResult:
+        """The check, on the calling thread."""
         claims = split_answer(answer, self.config)
-        assessments = await asyncio.to_thread(self.assess, claims.checkable, context)
+        assessments = self.assess(claims.checkable, context, stop)
         threshold = self.config.threshold if threshold is None else threshold
         return assemble_result(answer, claims, assessments, context, expected_sources, threshold, self.name)
 
-    def assess(self, claims: list[Claim], context: list[ContextChunk]) -> list[ClaimAssessment]:
-        """Judges every claim against every chunk that could support it (CPU-bound: run in a thread)."""
+    def assess(
+        self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal
+    ) -> list[ClaimAssessment]:
+        """Judges every claim against every chunk that could support it (CPU-bound: run in a
+        thread). Checks `stop` between claims and between embedding batches."""
         chunks = [
             ChunkEvidence(i, chunk.text, self.config.window_sentences, self.config.phrase_gap)
             for i, chunk in enumerate(context)
         ]
         analyses = [Analysis(claim.text) for claim in claims]
         direct = is_direct_answer(claims, self.config)
-        rankings = [
-            self._rank(claim, analysis, chunks) for claim, analysis in zip(claims, analyses, strict=True)
-        ]
+        rankings = []
+        for claim, analysis in zip(claims, analyses, strict=True):
+            stop.check()
+            rankings.append(self._rank(claim, analysis, chunks))
         evidence = {
             (i, j): lexical_evidence(analyses[i], chunks[j], matches, self.config)
             for i, ranking in enumerate(rankings)
             for j, matches in ranking.items()
         }
         undecided = [pair for pair, found in evidence.items() if wants_similarity(found, direct)]
-        similarities = self._similarities(undecided, claims, rankings, chunks)
+        similarities = self._similarities(undecided, claims, rankings, chunks, stop)
         allowances = [None] * len(claims) if direct else paraphrase_allowances(claims, analyses, self.config)
         return [
             _assess_claim(
@@ -392,10 +429,14 @@ class OfflineChecker:
     def _rank(
         self, claim: Claim, analysis: Analysis, chunks: list[ChunkEvidence]
     ) -> dict[int, list[PassageMatch]]:
-        """Ranked passages of every chunk worth judging: those sharing words, and the cited ones."""
+        """The best passages of every chunk worth judging: those sharing words, and the cited ones.
+
+        Only as many as the checks read: the best, the negation_passages best, and the
+        semantic_candidates best."""
+        keep = max(self.config.negation_passages, self.config.semantic_candidates)
         cited = {n - 1 for n in claim.citations if 1 <= n <= len(chunks)}
         return {
-            chunk.index: rank_passages(analysis, chunk)
+            chunk.index: rank_passages(analysis, chunk, keep)
             for chunk in chunks
             if chunk.index in cited or mentions_anything(analysis, chunk)
         }
@@ -406,10 +447,11 @@ class OfflineChecker:
         claims: list[Claim],
         rankings: list[dict[int, list[PassageMatch]]],
         chunks: list[ChunkEvidence],
+        stop: StopSignal,
     ) -> dict[tuple[int, int], float]:
         """Cosine of each (claim, chunk) pair with the chunk's best candidate passages.
 
-        Every claim and every sentence involved goes through a single embedding call.
+        Every claim and every sentence involved is embedded once, EMBED_BATCH texts at a time.
         """
         if not pairs:
             return {}
@@ -424,13 +466,22 @@ class OfflineChecker:
             }
         )
         texts = [claims[i].text for i in claim_keys] + [chunks[j].sentences[s] for j, s in sentence_keys]
-        vectors = self._embed(texts)
+        vectors = self._embed_stoppably(texts, stop)
         claim_vectors = dict(zip(claim_keys, vectors[: len(claim_keys)], strict=True))
         sentence_vectors = dict(zip(sentence_keys, vectors[len(claim_keys) :], strict=True))
         return {
             (i, j): max(float(_passage_vector(sentence_vectors, m) @ claim_vectors[i]) for m in matches)
             for (i, j), matches in candidates.items()
         }
+
+    def _embed_stoppably(self, texts: list[str], stop: StopSignal) -> np.ndarray:
+        """The texts' vectors, embedded EMBED_BATCH at a time with a stop check before each batch:
+        thousands of sentences of a long context are minutes of model time."""
+        batches = []
+        for start in range(0, len(texts), EMBED_BATCH):
+            stop.check()
+            batches.append(self._embed(texts[start : start + EMBED_BATCH]))
+        return np.concatenate(batches)
 
     def _model(self):
         if self._embedding_model is None:

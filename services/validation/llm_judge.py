@@ -8,6 +8,7 @@ answer from the endpoint (unreachable, HTTP error, malformed reply) raises Unava
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import httpx
@@ -23,6 +24,7 @@ from services.validation.grounding import (
     assemble_result,
     split_answer,
 )
+from services.validation.stopping import StopSignal
 
 INSTRUCTIONS = """You check whether an answer is grounded in context passages.
 For every numbered claim, decide whether the passages state it (supported) or not (not stated,
@@ -69,11 +71,19 @@ class LlmJudgeChecker:
         context: list[ContextChunk],
         expected_sources: list[str],
         threshold: float | None,
+        *,
+        stop: StopSignal | None = None,
     ) -> GroundingResult:
-        claims = split_answer(answer, self.config)
+        """Splitting and scoring run in a worker thread (they are CPU work on long texts); a
+        reply that comes after the call's deadline is not scored."""
+        claims = await asyncio.to_thread(split_answer, answer, self.config)
         assessments = await self._judge(query, claims.checkable, context) if claims.checkable else []
+        if stop:
+            stop.check()
         threshold = self.config.threshold if threshold is None else threshold
-        return assemble_result(answer, claims, assessments, context, expected_sources, threshold, self.name)
+        return await asyncio.to_thread(
+            assemble_result, answer, claims, assessments, context, expected_sources, threshold, self.name
+        )
 
     async def _judge(
         self, query: str, claims: list[Claim], context: list[ContextChunk]

@@ -9,8 +9,10 @@ import grpc
 from glossator.v1 import validation_pb2, validation_pb2_grpc
 from services.common.errors import Violations
 from services.common.metrics import observe_stage
+from services.validation.claims import find_citations
 from services.validation.config import ValidationSettings
 from services.validation.grounding import ContextChunk, GroundingChecker, GroundingResult
+from services.validation.stopping import StopSignal
 
 
 class ValidationServicer(validation_pb2_grpc.ValidationServiceServicer):
@@ -28,16 +30,36 @@ class ValidationServicer(validation_pb2_grpc.ValidationServiceServicer):
             for i, chunk in enumerate(request.context)
         ]
         threshold = request.threshold if request.HasField("threshold") else None
-        with observe_stage("validation"):
-            result = await self._checker.check(
-                request.query, request.response, context_chunks, list(request.expected_sources), threshold
-            )
+        stop = StopSignal(seconds_left=context.time_remaining())
+        try:
+            with observe_stage("validation"):
+                result = await self._checker.check(
+                    request.query,
+                    request.response,
+                    context_chunks,
+                    list(request.expected_sources),
+                    threshold,
+                    stop=stop,
+                )
+        finally:
+            # Whatever ended the call early (the client cancelled, gRPC ended it at its deadline)
+            # cancelled this coroutine, not the thread the checker works in: stop that too.
+            stop.abandon()
         return to_proto(result, validation_ms=(time.perf_counter() - start) * 1000)
 
     def _check_request(self, request: validation_pb2.ValidateRequest) -> None:
+        """Input limits, which also bound the work of a check (INVALID_ARGUMENT, not
+        RESOURCE_EXHAUSTED: the request itself is too large, and sending it again cannot help)."""
         limits = self._settings
         v = Violations()
         v.text("response", request.response, max_chars=limits.max_answer_chars)
+        if len(request.response) <= limits.max_answer_chars:
+            citations = len(find_citations(request.response))
+            v.check(
+                citations <= limits.max_citations,
+                "response",
+                f"at most {limits.max_citations} citation markers (got {citations})",
+            )
         v.text("query", request.query, max_chars=limits.max_query_chars, required=False)
         # No context is a question too: nothing can support a claim, only a refusal stands.
         v.check(
@@ -47,6 +69,12 @@ class ValidationServicer(validation_pb2_grpc.ValidationServiceServicer):
         )
         for i, chunk in enumerate(request.context[: limits.max_context_chunks]):
             v.text(f"context[{i}].text", chunk.text, max_chars=limits.max_chunk_chars)
+        context_chars = sum(len(chunk.text) for chunk in request.context)
+        v.check(
+            context_chars <= limits.max_context_chars,
+            "context",
+            f"at most {limits.max_context_chars} characters in all (got {context_chars})",
+        )
         if request.HasField("threshold"):
             v.in_range("threshold", request.threshold, 0.0, 1.0)
         v.raise_if_any()

@@ -94,7 +94,9 @@ class FakeRetrieval(retrieval_pb2_grpc.RetrievalServiceServicer):
         if self.mode == "unavailable":
             await context.abort(grpc.StatusCode.UNAVAILABLE, "retrieval backend is down")
         if self.mode == "no-collection":
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"collection {request.collection!r} does not exist")
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND, f"collection {request.collection!r} does not exist"
+            )
         if self.mode == "hang":
             try:
                 await asyncio.sleep(3600)

@@ -180,7 +180,9 @@ async def test_retrieval_down_ends_the_run_unavailable_after_the_tool_error_even
     servicer, stub = retrieval
     servicer.mode = "unavailable"
     model = ScriptedModel([[search("nodes")], [assistant_message("I cannot search the book right now.")]])
-    events, error = await run_until_failure(AnswerRequest(question="What is a node?"), answerer_for(model, stub))
+    events, error = await run_until_failure(
+        AnswerRequest(question="What is a node?"), answerer_for(model, stub)
+    )
 
     assert [type(e).__name__ for e in events] == ["ToolCall", "ToolError"]
     assert events[1].call_id == "call-1"

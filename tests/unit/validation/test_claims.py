@@ -69,6 +69,16 @@ def test_abbreviations_initials_and_decimals_do_not_end_sentences():
     assert len(split_claims(answer)) == 2
 
 
+def test_the_number_of_a_numbered_item_does_not_end_a_sentence_but_a_number_closing_one_does():
+    answer = "Steps:\n1. It opened in 1902.\n  2. It closed in 1950 after 48 years in 2. Then it reopened."
+    assert [c.text for c in split_claims(answer)] == [
+        "Steps:",
+        "It opened in 1902.",
+        "It closed in 1950 after 48 years in 2.",
+        "Then it reopened.",
+    ]
+
+
 def test_passages_glued_without_a_space_are_two_sentences():
     answer = "It was published in the 19th century.First for Women is a magazine."
     assert [c.text for c in split_claims(answer)] == [
@@ -98,3 +108,15 @@ def test_lines_opening_with_a_marker_are_items_of_their_own_not_soft_wraps():
     ]
     wrapped = split_claims("Proprioceptive sensors measure\ninternal state.")
     assert [c.text for c in wrapped] == ["Proprioceptive sensors measure internal state."]
+
+
+def test_a_citation_number_too_large_for_any_chunk_reads_as_the_largest_int32():
+    answer = "Born in 1846 [2147483648]. Died in 1901 [0007][" + "9" * 5000 + "]."
+    assert [m.number for m in find_citations(answer)] == [2**31 - 1, 7, 2**31 - 1]
+
+
+def test_a_semicolon_inside_a_marker_cuts_no_clause():
+    claims = split_claims("The lighthouse was built in 1902 [1; 2] by the Irish Lights board.")
+    assert [(c.text, c.citations) for c in claims] == [
+        ("The lighthouse was built in 1902 by the Irish Lights board.", [1, 2])
+    ]
