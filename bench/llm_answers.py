@@ -1,0 +1,470 @@
+"""LLM answers: a question set asked through AskStream, scored per question, on a named model.
+
+    ../shared/tools/test-llm start              # the local llama.cpp server (port 8081), if none runs
+    eval $(../shared/tools/test-llm env)        # sets GLOSSATOR_AGENT_LLM_BASE_URL / _MODEL / _API_KEY
+    .venv/bin/python -m bench.llm_answers [--questions bench/questions/sample-docs.yaml]
+        [--split report|tune|all] [--ids ID,ID] [--data-dir DIR] [--timeout 300] [--offline] [--json]
+
+Runs `glossator up` in its own process (embedded Qdrant, data kept under --data-dir, so later runs
+skip unchanged documents), ingests the question file's corpus into its collection, then asks the
+selected questions (--split, default report; or --ids, which brings a session's earlier questions
+along) one at a time, in file order: questions sharing a `session` in one session, `selected_text`
+as the reader's highlight. The model is the one GLOSSATOR_AGENT_LLM_* configure (environment or
+.env); with none configured the bench refuses to run unless --offline is given, which answers the
+same questions with the offline extractive model, for comparison. The model each answer came from
+is printed: the one the run started with and the one the response names, when they differ.
+--timeout is the deadline of each question, and also the agent's own model deadline
+(GLOSSATOR_AGENT_LLM_TIMEOUT_SECONDS) unless the environment sets one.
+
+Per question, and in total:
+- retrieved: a retrieval event with at least one chunk;
+- cited: the final answer has a [n] marker, and every marker names one of the response's sources;
+- grounded: validation status VALIDATED and is_grounded; flagged: VALIDATED but not grounded;
+- replaced: validation status REPLACED (the agent swapped the answer); declined: response.not_covered;
+- leaked: textguard.find_leaks finds echoed instructions, template tokens or tool-call markup in the
+  streamed deltas or in the final answer;
+- status: the gRPC status code of the call (INTERNAL is also counted on its own);
+- first token: client side, from sending the request to the first answer_delta; total time.
+A question passes when it is answerable and its answer cited, grounded and not declined, or
+unanswerable and declined. Totals: for answerable questions the shares retrieved / cited / grounded
+/ declined and the counts replaced / flagged; for unanswerable ones the share declined; leaks;
+status counts; first-token and total p50/p99. --json prints the per-question records (with the
+model's own streamed text, the verdict on each claim, the tool calls and the server's own timings)
+and the totals as one JSON object on stdout; the per-question lines then go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+import grpc
+import yaml
+
+from bench.harness import ROOT, percentile, start_services
+from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
+from services.agent.citations import marker_indexes
+from services.agent.config import AgentSettings
+from services.agent.models.textguard import find_leaks
+from services.agent.prompt import INSTRUCTIONS
+from services.agent.tools import TOOL_NAME
+from services.commands.ingest import async_iter, ingest_requests
+from services.common.clients import make_channel
+from services.retrieval.ingest import read_folder
+
+DEFAULT_QUESTIONS = ROOT / "bench" / "questions" / "sample-docs.yaml"
+USER = "bench-llm"
+SPLITS = ("tune", "report")
+FLAGS = (  # letter, record key: the flag columns of the per-question lines
+    ("R", "retrieved"),
+    ("C", "cited"),
+    ("G", "grounded"),
+    ("F", "flagged"),
+    ("X", "replaced"),
+    ("D", "declined"),
+    ("L", "leaked"),
+)
+
+
+# --- the question file ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    question: str
+    answerable: bool
+    split: str
+    source: str = ""
+    expect: str = ""
+    session: str = ""
+    selected_text: str = ""
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    path: Path
+    corpus: Path
+    collection: str
+    questions: list[Question]
+
+
+def load_questions(path: Path) -> QuestionSet:
+    """The YAML file, checked: known keys, unique ids, a split each, one split per session."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    known = {f.name for f in fields(Question)}
+    questions = []
+    for item in data["questions"]:
+        unknown = set(item) - known
+        if unknown:
+            raise ValueError(f"{path}: question {item.get('id')!r} has unknown keys {sorted(unknown)}")
+        values = {key: value if key == "answerable" else str(value) for key, value in item.items()}
+        questions.append(Question(**values))
+    problems = [f"duplicate id {i}" for i, n in Counter(q.id for q in questions).items() if n > 1]
+    problems += [f"{q.id}: split must be tune or report" for q in questions if q.split not in SPLITS]
+    problems += [
+        f"{q.id}: answerable must be true or false" for q in questions if not isinstance(q.answerable, bool)
+    ]
+    sessions: dict[str, set[str]] = {}
+    for q in questions:
+        if q.session:
+            sessions.setdefault(q.session, set()).add(q.split)
+    problems += [
+        f"session {s}: all its questions need one split" for s, splits in sessions.items() if len(splits) > 1
+    ]
+    if problems:
+        raise ValueError(f"{path}: " + "; ".join(problems))
+    return QuestionSet(path, (ROOT / data["corpus"]).resolve(), data["collection"], questions)
+
+
+def select(questions: list[Question], split: str, ids: list[str]) -> list[Question]:
+    """The split's questions, or the named ones with the earlier questions of their sessions."""
+    if not ids:
+        return questions if split == "all" else [q for q in questions if q.split == split]
+    missing = set(ids) - {q.id for q in questions}
+    if missing:
+        raise ValueError(f"no questions with ids {sorted(missing)}")
+    last = {q.session: i for i, q in enumerate(questions) if q.session and q.id in ids}
+    return [q for i, q in enumerate(questions) if q.id in ids or i < last.get(q.session or None, -1)]
+
+
+# --- which model answers --------------------------------------------------------------------
+
+
+def model_env(offline: bool, timeout: float) -> tuple[dict[str, str], str, str]:
+    """The agent's extra environment, the model that should answer and where; exits when none is set."""
+    if offline:
+        blank = {f"GLOSSATOR_AGENT_LLM_{name}": "" for name in ("BASE_URL", "MODEL", "API_KEY")}
+        return blank, "offline-extractive", "in the agent process"
+    settings = AgentSettings(_env_file=ROOT / ".env")
+    if not settings.llm_base_url or not settings.llm_model:
+        sys.exit(
+            "no LLM configured: set GLOSSATOR_AGENT_LLM_BASE_URL and GLOSSATOR_AGENT_LLM_MODEL "
+            "(for the local server: eval $(../shared/tools/test-llm env)), or pass --offline to "
+            "answer with the offline extractive model"
+        )
+    env = {}
+    if "GLOSSATOR_AGENT_LLM_TIMEOUT_SECONDS" not in os.environ:
+        env["GLOSSATOR_AGENT_LLM_TIMEOUT_SECONDS"] = str(timeout)
+    return env, settings.llm_model, settings.llm_base_url
+
+
+# --- ingest ---------------------------------------------------------------------------------
+
+
+async def ingest(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub, corpus: Path, collection: str
+) -> retrieval_pb2.IngestProgress:
+    """The corpus into the collection; unchanged documents are skipped."""
+    options = retrieval_pb2.IngestOptions(collection=collection)
+    summary = None
+    async for reply in stub.Ingest(ingest_requests(options, async_iter(read_folder(corpus)))):
+        if reply.HasField("summary"):
+            summary = reply.summary
+    return summary
+
+
+# --- one question ---------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """What one AskStream call gave, as the client saw it."""
+
+    status: str = "OK"
+    detail: str = ""
+    model: str = ""
+    session_id: str = ""
+    chunks_retrieved: int = 0
+    streamed: str = ""
+    first_token_ms: float | None = None
+    total_ms: float = 0.0
+    response: agent_pb2.Response | None = field(default=None, repr=False)
+
+
+async def ask(
+    stub: agent_pb2_grpc.AgentServiceStub,
+    question: Question,
+    collection: str,
+    session_id: str,
+    timeout: float,
+) -> Outcome:
+    request = agent_pb2.AskRequest(
+        query=question.question,
+        session_id=session_id,
+        user_id=USER,
+        selected_text=question.selected_text,
+        include_sources=True,
+        collection=collection,
+    )
+    outcome, deltas = Outcome(), []
+    start = time.perf_counter()
+    try:
+        async for event in stub.AskStream(request, timeout=timeout):
+            kind = event.WhichOneof("event")
+            if kind == "started":
+                outcome.model, outcome.session_id = event.started.model, event.started.session_id
+            elif kind == "retrieval":
+                outcome.chunks_retrieved = max(outcome.chunks_retrieved, len(event.retrieval.chunks))
+            elif kind == "answer_delta":
+                if outcome.first_token_ms is None:
+                    outcome.first_token_ms = (time.perf_counter() - start) * 1000
+                deltas.append(event.answer_delta.text)
+            elif kind == "completed":
+                outcome.response = event.completed.response
+    except grpc.aio.AioRpcError as error:
+        outcome.status, outcome.detail = error.code().name, error.details() or ""
+    outcome.total_ms = (time.perf_counter() - start) * 1000
+    outcome.streamed = "".join(deltas)
+    if outcome.status == "OK" and outcome.response is None:
+        outcome.status, outcome.detail = "NO_COMPLETED", "the stream ended without a completed event"
+    return outcome
+
+
+def leaks_in(text: str) -> list[str]:
+    """Echoed instructions, template tokens and tool-call markup (retrieval_tool named) in text."""
+    return find_leaks(text, INSTRUCTIONS, tool_names=(TOOL_NAME,))
+
+
+def judge(question: Question, outcome: Outcome) -> dict:
+    """The per-question record: the flags of the brief, from the stream and the final response."""
+    response = outcome.response or agent_pb2.Response()
+    grounding = response.grounding
+    validated = grounding.status == agent_pb2.VALIDATION_STATUS_VALIDATED
+    markers = marker_indexes(response.answer)
+    leaks = list(dict.fromkeys(leaks_in(outcome.streamed) + leaks_in(response.answer)))
+    return {
+        "id": question.id,
+        "split": question.split,
+        "answerable": question.answerable,
+        "session": question.session,
+        "session_id": outcome.session_id,
+        "selected_text": bool(question.selected_text),
+        "status": outcome.status,
+        "detail": outcome.detail,
+        "model": response.model or outcome.model,
+        "started_model": outcome.model,
+        "answer": response.answer,
+        # What the model itself wrote (the answer above may be its replacement), and the verdict
+        # on each claim of the delivered answer: what a failed question is diagnosed from.
+        "streamed": outcome.streamed,
+        "claims": [
+            {"text": c.text, "supported": c.supported, "score": round(c.score, 2), "reason": c.reason}
+            for c in response.validation.claims
+        ],
+        "notes": list(response.validation.notes),
+        "sources": len(response.sources),
+        "retrieved": outcome.chunks_retrieved > 0,
+        "cited": bool(markers) and set(markers) <= {s.index for s in response.sources},
+        "grounded": validated and grounding.is_grounded,
+        "flagged": validated and not grounding.is_grounded,
+        "replaced": grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED,
+        "declined": response.not_covered,
+        "leaked": bool(leaks),
+        "leaks": leaks,
+        "validation": agent_pb2.ValidationStatus.Name(grounding.status),
+        "grounding_score": round(grounding.grounding_score, 3),
+        "cached": response.cached,
+        "steps": [f"{s.name}: {s.error}" if s.error else s.name for s in response.steps],
+        "server_ms": {
+            "retrieval": round(response.timings.retrieval_ms, 1),
+            "generation": round(response.timings.generation_ms, 1),
+            "validation": round(response.timings.validation_ms, 1),
+            "first_delta": round(response.timings.first_delta_ms, 1),
+        },
+        "first_token_ms": None if outcome.first_token_ms is None else round(outcome.first_token_ms, 1),
+        "total_ms": round(outcome.total_ms, 1),
+    }
+
+
+def verdict(record: dict) -> str:
+    """pass: an answerable question cited and grounded, an unanswerable one declined."""
+    if record["status"] != "OK":
+        return "ERROR"
+    if record["answerable"]:
+        return "pass" if record["cited"] and record["grounded"] and not record["declined"] else "MISS"
+    return "pass" if record["declined"] else "MISS"
+
+
+# --- the run --------------------------------------------------------------------------------
+
+
+async def run_questions(
+    agent: agent_pb2_grpc.AgentServiceStub,
+    qset: QuestionSet,
+    questions: list[Question],
+    timeout: float,
+    report,
+) -> list[dict]:
+    """Every question in file order; a session's questions share the session its first one opened."""
+    sessions: dict[str, str] = {}
+    records = []
+    for question in questions:
+        session_id = sessions.get(question.session, "") if question.session else ""
+        outcome = await ask(agent, question, qset.collection, session_id, timeout)
+        if question.session and outcome.session_id:
+            sessions.setdefault(question.session, outcome.session_id)
+        record = judge(question, outcome)
+        records.append(record)
+        report(record)
+    return records
+
+
+def totals(records: list[dict]) -> dict:
+    answerable = [r for r in records if r["answerable"]]
+    unanswerable = [r for r in records if not r["answerable"]]
+    statuses = Counter(r["status"] for r in records)
+
+    def share(rows: list[dict], key: str) -> float | None:
+        return round(sum(r[key] for r in rows) / len(rows), 3) if rows else None
+
+    def spread(values: list[float]) -> dict:
+        if not values:
+            return {"n": 0, "p50": None, "p99": None}
+        return {
+            "n": len(values),
+            "p50": round(statistics.median(values), 1),
+            "p99": round(percentile(values, 0.99), 1),
+        }
+
+    return {
+        "questions": len(records),
+        "answerable": len(answerable),
+        "unanswerable": len(unanswerable),
+        "answerable_retrieved": share(answerable, "retrieved"),
+        "answerable_cited": share(answerable, "cited"),
+        "answerable_grounded": share(answerable, "grounded"),
+        "answerable_declined": share(answerable, "declined"),
+        "answerable_replaced": sum(r["replaced"] for r in answerable),
+        "answerable_flagged": sum(r["flagged"] for r in answerable),
+        "unanswerable_declined": share(unanswerable, "declined"),
+        "leaked": sum(r["leaked"] for r in records),
+        "status": dict(statuses),
+        "internal": statuses.get("INTERNAL", 0),
+        "passed": sum(verdict(r) == "pass" for r in records),
+        "first_token_ms": spread([r["first_token_ms"] for r in records if r["first_token_ms"] is not None]),
+        "total_ms": spread([r["total_ms"] for r in records]),
+        "models": dict(Counter(r["model"] for r in records if r["model"])),
+    }
+
+
+# --- output ---------------------------------------------------------------------------------
+
+
+def question_line(record: dict) -> str:
+    flags = "".join(letter if record[key] else "." for letter, key in FLAGS)
+    first = "-" if record["first_token_ms"] is None else f"{record['first_token_ms'] / 1000:.2f}s"
+    text = record["answer"] if record["status"] == "OK" else f"{record['status']}: {record['detail']}"
+    head = " ".join(text.split())[:60]
+    if record["started_model"] and record["model"] != record["started_model"]:
+        head += f"  (started {record['started_model']}, answered {record['model']})"
+    kind = "ans" if record["answerable"] else "unans"
+    return (
+        f"{record['id']:<7} {record['split']:<6} {kind:<5} {flags} {verdict(record):<5} "
+        f"first {first:>6} total {record['total_ms'] / 1000:>7.2f}s  {head}"
+    )
+
+
+def print_totals(t: dict, out=sys.stdout) -> None:
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{value:.0%}"
+
+    print(
+        f"\nanswerable ({t['answerable']}): retrieved {pct(t['answerable_retrieved'])}, cited "
+        f"{pct(t['answerable_cited'])}, grounded {pct(t['answerable_grounded'])}, declined "
+        f"{pct(t['answerable_declined'])}, replaced {t['answerable_replaced']}, flagged {t['answerable_flagged']}",
+        file=out,
+    )
+    print(f"unanswerable ({t['unanswerable']}): declined {pct(t['unanswerable_declined'])}", file=out)
+    status = ", ".join(f"{code} {n}" for code, n in sorted(t["status"].items()))
+    print(
+        f"passed {t['passed']}/{t['questions']} · leaked {t['leaked']} · status {status} · INTERNAL {t['internal']}",
+        file=out,
+    )
+    f, a = t["first_token_ms"], t["total_ms"]
+    print(
+        f"first token p50 {f['p50']} / p99 {f['p99']} ms ({f['n']} answers streamed) · "
+        f"total p50 {a['p50']} / p99 {a['p99']} ms",
+        file=out,
+    )
+    print(f"answered by: {', '.join(f'{m} ({n})' for m, n in t['models'].items()) or 'no model'}", file=out)
+
+
+async def run(args: argparse.Namespace) -> int:
+    qset = load_questions(args.questions)
+    ids = [i for i in args.ids.split(",") if i]
+    questions = select(qset.questions, args.split, ids)
+    chosen = f"ids {', '.join(q.id for q in questions)}" if ids else f"split {args.split}"
+    extra_env, expected_model, endpoint = model_env(args.offline, args.timeout)
+    log = sys.stderr if args.json else sys.stdout
+    print(
+        f"{qset.path.name}: {len(questions)} questions ({chosen}) on {qset.corpus}, "
+        f"collection {qset.collection}\nmodel: {expected_model} ({endpoint})\n"
+        f"flags: {' '.join(f'{letter}={key}' for letter, key in FLAGS)}",
+        file=log,
+    )
+    args.data_dir.mkdir(parents=True, exist_ok=True)
+    service = await start_services(args.data_dir, ["agent", "retrieval", "validation"], extra_env)
+    try:
+        async with make_channel(f"127.0.0.1:{service.ports['retrieval']}") as channel:
+            summary = await ingest(
+                retrieval_pb2_grpc.RetrievalServiceStub(channel), qset.corpus, qset.collection
+            )
+        print(
+            f"ingested: {summary.documents_indexed} indexed, {summary.documents_unchanged} unchanged, "
+            f"{summary.documents_failed} failed, {summary.chunks_written} chunks written",
+            file=log,
+        )
+        async with make_channel(f"127.0.0.1:{service.ports['agent']}") as channel:
+            agent = agent_pb2_grpc.AgentServiceStub(channel)
+            records = await run_questions(
+                agent, qset, questions, args.timeout, lambda r: print(question_line(r), file=log, flush=True)
+            )
+    finally:
+        service.stop()
+    figures = totals(records)
+    unexpected = set(figures["models"]) - {expected_model}
+    if unexpected:
+        print(f"warning: answers came from {sorted(unexpected)}, not {expected_model}", file=log)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "questions_file": str(qset.path),
+                    "collection": qset.collection,
+                    "split": "ids" if ids else args.split,
+                    "model_configured": expected_model,
+                    "endpoint": endpoint,
+                    "records": records,
+                    "totals": figures,
+                }
+            )
+        )
+    else:
+        print_totals(figures)
+    return 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS, help="a question file (YAML)")
+    parser.add_argument("--split", choices=("report", "tune", "all"), default="report")
+    parser.add_argument("--ids", default="", help="only these questions, comma-separated (overrides --split)")
+    parser.add_argument("--data-dir", type=Path, default=ROOT / ".glossator" / "bench-llm")
+    parser.add_argument("--timeout", type=float, default=300.0, help="deadline of each question, seconds")
+    parser.add_argument("--offline", action="store_true", help="answer with the offline extractive model")
+    parser.add_argument("--json", action="store_true", help="print records and totals as JSON on stdout")
+    args = parser.parse_args()
+    sys.exit(asyncio.run(run(args)))
+
+
+if __name__ == "__main__":
+    main()
