@@ -104,6 +104,14 @@ def connection_failed(error: grpc.aio.AioRpcError) -> bool:
     return not any(key == REQUEST_ID_KEY for key, _ in error.trailing_metadata() or ())
 
 
+# The agent setting that points at each dependency an ErrorInfo can name.
+_DEPENDENCY_SETTINGS = {
+    "retrieval": "GLOSSATOR_AGENT_RETRIEVAL_TARGET",
+    "validation": "GLOSSATOR_AGENT_VALIDATION_TARGET",
+    "sessions": "GLOSSATOR_AGENT_REDIS_URL (or the SQLite file under GLOSSATOR_AGENT_DATA_DIR)",
+}
+
+
 def explain_rpc_error(error: grpc.aio.AioRpcError, target: str, *, timeout: float | None = None) -> int:
     """Prints advice that fits the failure of a call to `target` and returns the exit code.
 
@@ -129,8 +137,7 @@ def explain_rpc_error(error: grpc.aio.AioRpcError, target: str, *, timeout: floa
         advice = f"error: the answer was cut off; the partial text above is void.\n  {message}"
     elif reason == Reason.DEPENDENCY_UNAVAILABLE:
         service = info.metadata.get("service", "")
-        known = service in ("retrieval", "validation")
-        setting = f"GLOSSATOR_AGENT_{service.upper()}_TARGET" if known else "the agent's target setting"
+        setting = _DEPENDENCY_SETTINGS.get(service, "the agent's setting for it")
         advice = (
             f"error: the agent cannot use its {service or 'dependency'} service: {message}\n"
             f"  Check that the service is running and that {setting} points at it."

@@ -182,6 +182,18 @@ async def test_an_llm_rejection_and_an_unreachable_agent_get_different_advice(js
             ],
             "glossator up",
         ),
+        (
+            Unavailable(
+                "session store unavailable",
+                reason=Reason.DEPENDENCY_UNAVAILABLE,
+                metadata={"service": "sessions"},
+            ),
+            [
+                "the agent cannot use its sessions service: session store unavailable",
+                "GLOSSATOR_AGENT_REDIS_URL",
+            ],
+            "glossator up",
+        ),
         # The agent itself answered UNAVAILABLE without a reason: reachable, so no "cannot reach".
         (
             Unavailable("the model did not settle on an answer"),
@@ -189,7 +201,7 @@ async def test_an_llm_rejection_and_an_unreachable_agent_get_different_advice(js
             "cannot reach",
         ),
     ],
-    ids=["llm-unavailable", "dependency-unavailable", "agent-unavailable"],
+    ids=["llm-unavailable", "dependency-unavailable", "sessions-unavailable", "agent-unavailable"],
 )
 async def test_the_advice_matches_the_reason_the_agent_gives(error, expected, not_expected, capsys):
     async with scripted_agent(failing(error)) as target:
