@@ -11,6 +11,7 @@ from pathlib import Path
 import grpc
 import httpx
 import pytest
+import structlog
 
 from glossator.v1 import agent_pb2_grpc, retrieval_pb2_grpc, validation_pb2_grpc
 from services.agent.config import AgentSettings
@@ -63,6 +64,15 @@ async def running_suite(settings: SuiteSettings) -> AsyncIterator[Suite]:
             await channel.close()
         for server in servers.values():
             await server.stop(grace=1.0)
+
+
+@pytest.fixture(autouse=True)
+def _logging_config_restored():
+    """Client commands run in tests configure this process's logging (WARNING and up); a later
+    test that captures a server's info events needs the configuration it started with."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
 
 
 @pytest.fixture(scope="session")
