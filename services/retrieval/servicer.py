@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import grpc
 
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
-from services.common.errors import InvalidArgument, Violations
+from services.common.errors import InvalidArgument, ResourceExhausted, Violations
 from services.common.limits import ConcurrencyLimit
 from services.common.wire import collection_name, timestamp
 from services.retrieval.config import RetrievalSettings
@@ -131,6 +131,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         collection = collection_name(options.collection, v)
         _check_link(v, "options.base_url", options.base_url)
         v.raise_if_any()
+        await asyncio.to_thread(self._check_room_for, collection)
         pending = [first] if first.HasField("document") else []
         items = self._source_documents(pending, requests)
         try:
@@ -149,6 +150,17 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
                     )
         finally:  # documents written before a failure or a cut-off stay: the collection changed
             self._searcher.forget(collection)
+
+    def _check_room_for(self, collection: str) -> None:
+        """A new collection only while the server holds fewer than max_collections (concurrent
+        ingests into new names may pass together: at most max_concurrent_ingests over)."""
+        existing = self._store.list_collections()
+        limit = self._settings.max_collections
+        if collection not in existing and len(existing) >= limit:
+            raise ResourceExhausted(
+                f"this server holds its maximum of {limit} collections; ingest into an existing one "
+                "(or raise GLOSSATOR_RETRIEVAL_MAX_COLLECTIONS)"
+            )
 
     async def _source_documents(
         self, pending: list[retrieval_pb2.IngestRequest], requests: AsyncIterator[retrieval_pb2.IngestRequest]

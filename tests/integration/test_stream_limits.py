@@ -184,3 +184,16 @@ async def test_health_and_reflection_answer_when_every_rpc_slot_is_taken(tmp_pat
         assert "glossator.v1.RetrievalService" in listed
         for holder in holders:
             holder.cancel()
+
+
+async def test_an_ingest_into_one_collection_too_many_is_refused_and_existing_ones_still_take_documents(
+    tmp_path,
+):
+    async with retrieval_server(tmp_path, max_collections=2) as channel:
+        for name in ("one", "two"):
+            assert (await _ingest(channel, name, f"page-{name}")).documents_indexed == 1
+        call = retrieval_pb2_grpc.RetrievalServiceStub(channel).Ingest(timeout=20)
+        await call.write(_options("three"))  # refused after the options are read: nothing else is sent
+        assert await call.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "maximum of 2 collections" in await call.details()
+        assert (await _ingest(channel, "one", "page-again")).documents_indexed == 1
