@@ -71,8 +71,8 @@ class AgentSettings(ServiceSettings):
     session_max_open_per_user: int = Field(
         100,
         ge=1,
-        description="Open sessions a user may have at once; creating one more is RESOURCE_EXHAUSTED "
-        "(ended and expired sessions do not count).",
+        description="Open sessions a user may have at once; starting one more ends the user's least "
+        "recently active one (ended and expired sessions do not count).",
     )
     history_turns: int = Field(10, ge=0, description="Past turns given to the model in each run.")
     response_cache_ttl_seconds: float = Field(

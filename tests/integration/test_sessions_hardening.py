@@ -148,20 +148,17 @@ async def test_forged_page_tokens_are_invalid_argument(agent: Agent) -> None:
         assert list(field_violations(caught.value)) == ["page_token"]
 
 
-async def test_a_user_at_the_cap_opens_no_session_until_one_ends(agent: Agent) -> None:
+async def test_a_user_at_the_quota_gets_a_new_session_and_the_least_recent_one_ends(agent: Agent) -> None:
     alice, bob = agent.new_user(), agent.new_user()
     opened = [await open_session(agent.stub, alice) for _ in range(MAX_OPEN)]
-    with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await open_session(agent.stub, alice)
-    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert f"{MAX_OPEN} is the most a user may have at once" in caught.value.details()
-    assert "EndSession" in caught.value.details()
-
-    await open_session(agent.stub, bob)  # the cap is per user
-    await agent.stub.EndSession(agent_pb2.EndSessionRequest(session_id=opened[0], user_id=alice), timeout=10)
-    await open_session(agent.stub, alice)  # ending one freed its slot
-    listed = await list_sessions(agent.stub, alice)
-    assert len(listed.sessions) == MAX_OPEN
+    newest = await open_session(agent.stub, alice)
+    await open_session(agent.stub, bob)  # the quota is per user
+    ended = await agent.stub.GetSession(
+        agent_pb2.GetSessionRequest(session_id=opened[0], user_id=alice), timeout=10
+    )
+    assert ended.session.state == agent_pb2.SESSION_STATE_TERMINATED, "the least recent one ended"
+    listed = {s.session_id for s in (await list_sessions(agent.stub, alice)).sessions}
+    assert listed == {*opened[1:], newest}, "the open ones: the quota is kept"
 
 
 async def test_redis_failure_names_no_address_and_no_persistence_is_reported(tmp_path) -> None:

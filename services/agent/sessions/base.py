@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import aclosing
+from contextlib import aclosing, suppress
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -25,6 +25,9 @@ DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
 
 log = get_logger("glossator.agent.sessions")
+# Tries to start a session when the user's quota is full, each after ending the oldest open one
+# (concurrent starts may take the room made).
+_ROLL_OVER_ATTEMPTS = 3
 
 Change = Callable[[SessionRecord], SessionRecord]
 
@@ -118,13 +121,30 @@ class SessionStore(ABC):
             created_at=now,
             last_active_at=now,
         )
-        if not await self._insert(record, active_since=now - self.config.expire_after):
-            limit = self.config.max_open_per_user
-            raise ResourceExhausted(
-                f"too many open sessions: {limit} is the most a user may have at once; "
-                "end one (EndSession) before starting another"
-            )
-        return self._session(record, now)
+        # Every question asked without a session starts one, so a full quota cannot refuse: the
+        # user's least recently active open session is ended to make room (it stays readable).
+        for _ in range(_ROLL_OVER_ATTEMPTS):
+            if await self._insert(record, active_since=now - self.config.expire_after):
+                return self._session(record, now)
+            await self._end_least_recent(user_id, now)
+        raise ResourceExhausted(
+            f"too many sessions are being started at once for this user (at most "
+            f"{self.config.max_open_per_user} open); retry in a moment"
+        )
+
+    async def _end_least_recent(self, user_id: str, now: datetime) -> None:
+        """Ends the user's open session that was active longest ago (none: another call did)."""
+        oldest: SessionRecord | None = None
+        async with aclosing(self._iter_user(user_id, None)) as records:
+            async for record in records:
+                if self.lifecycle.state(record, now).ended:
+                    continue
+                if oldest is None or record.last_active_at < oldest.last_active_at:
+                    oldest = record
+        if oldest is not None:
+            with suppress(NotFound):
+                await self.end(oldest.session_id, user_id)
+            log.info("session_rolled_over", session_id=oldest.session_id)
 
     async def get(self, session_id: str, user_id: str, *, with_turns: bool = True) -> Session:
         """The session with its kept turns (oldest first), or without them for a cheaper read."""

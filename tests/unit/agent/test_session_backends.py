@@ -12,7 +12,7 @@ from structlog.testing import capture_logs
 
 from services.agent.sessions import RedisSessionStore, SessionConfig, SqliteSessionStore
 from services.agent.sessions.sqlite import _MIGRATIONS, FILENAME, SCHEMA_VERSION
-from services.common.errors import Reason, ResourceExhausted, Unavailable
+from services.common.errors import Reason, Unavailable
 from tests.private_redis import private_redis
 from tests.unit.agent.session_helpers import REDIS_URL, FakeClock, make_turn, sync_redis
 
@@ -77,12 +77,11 @@ async def test_sqlite_upgrades_a_database_of_the_first_schema(tmp_path) -> None:
     store = await SqliteSessionStore.open(tmp_path, SessionConfig(max_open_per_user=2), clock=FakeClock())
     try:
         await store.create("alice", "book")
-        with pytest.raises(ResourceExhausted):  # the session stored before the upgrade counts
-            await store.create("alice", "book")
-        _, token = await store.list("alice", page_size=1)
-        assert [s.session_id for s in (await store.list("alice", page_token=token))[0]] == [
-            "00000000-0000-4000-8000-000000000001"
-        ]
+        await store.create("alice", "book")  # the session stored before the upgrade counts: it is ended
+        old = await store.get("00000000-0000-4000-8000-000000000001", "alice")
+        assert old.state.ended
+        listed = [s.session_id for s in (await store.list("alice", include_ended=True))[0]]
+        assert listed[-1] == "00000000-0000-4000-8000-000000000001"  # the oldest, listed last
     finally:
         await store.close()
     with sqlite3.connect(tmp_path / FILENAME) as db:
