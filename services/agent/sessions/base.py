@@ -122,7 +122,7 @@ class SessionStore(ABC):
             last_active_at=now,
         )
         # Every question asked without a session starts one, so a full quota cannot refuse: the
-        # user's least recently active open session is ended to make room (it stays readable).
+        # user's least recently active open sessions are ended to make room (they stay readable).
         for _ in range(_ROLL_OVER_ATTEMPTS):
             if await self._insert(record, active_since=now - self.config.expire_after):
                 return self._session(record, now)
@@ -133,18 +133,18 @@ class SessionStore(ABC):
         )
 
     async def _end_least_recent(self, user_id: str, now: datetime) -> None:
-        """Ends the user's open session that was active longest ago (none: another call did)."""
-        oldest: SessionRecord | None = None
+        """Ends the user's least recently active open sessions: a tenth of the quota at once, so
+        that questions starting sessions together find room instead of each ending the same one."""
+        open_records = []
         async with aclosing(self._iter_user(user_id, None)) as records:
             async for record in records:
-                if self.lifecycle.state(record, now).ended:
-                    continue
-                if oldest is None or record.last_active_at < oldest.last_active_at:
-                    oldest = record
-        if oldest is not None:
+                if not self.lifecycle.state(record, now).ended:
+                    open_records.append(record)
+        open_records.sort(key=lambda record: record.last_active_at)
+        for record in open_records[: max(1, self.config.max_open_per_user // 10)]:
             with suppress(NotFound):
-                await self.end(oldest.session_id, user_id)
-            log.info("session_rolled_over", session_id=oldest.session_id)
+                await self.end(record.session_id, user_id)
+            log.info("session_rolled_over", session_id=record.session_id)
 
     async def get(self, session_id: str, user_id: str, *, with_turns: bool = True) -> Session:
         """The session with its kept turns (oldest first), or without them for a cheaper read."""

@@ -247,7 +247,7 @@ async def test_page_tokens_stay_good_after_a_restart(open_store) -> None:
 
 
 async def open_ids(store: SessionStore, user_id: str) -> set[str]:
-    return {s.session_id for s in (await store.list(user_id))[0] if not s.state.ended}
+    return {s.session_id for s in (await store.list(user_id, page_size=100))[0] if not s.state.ended}
 
 
 async def test_a_user_keeps_so_many_sessions_open_and_a_new_one_ends_the_least_recent(
@@ -278,6 +278,15 @@ async def test_concurrent_creations_do_not_overshoot_the_quota(open_store) -> No
     assert all(isinstance(r, Session | ResourceExhausted) for r in results)
     # Racing starts may each end a session for room another one takes: fewer, never more.
     assert 0 < len(await open_ids(store, "alice")) <= 3
+
+
+async def test_questions_starting_sessions_together_at_a_full_quota_all_get_one(open_store) -> None:
+    store = await open_store(SessionConfig(max_open_per_user=100))
+    for _ in range(100):
+        await store.create("alice", "book")
+    results = await asyncio.gather(*(store.create("alice", "book") for _ in range(8)), return_exceptions=True)
+    assert all(isinstance(r, Session) for r in results), results
+    assert len(await open_ids(store, "alice")) <= 100
 
 
 async def test_sweep_expires_idle_sessions_and_purges_them_after_retention(
