@@ -111,8 +111,9 @@ async def test_a_20kb_answer_of_any_shape_leaves_the_server_responsive(server, a
         reply = await validate(server, response=answer, context=chunks(BRIDGE))
         await asyncio.sleep(0.3)  # the probe's first check, if the loop was never blocked
     assert reply.checker == "offline"
-    # One check past its 2 s deadline is a shared machine's hiccup (seen once in CI); a blocked loop
-    # (4-15 s before the fix) fails one check every 2 s.
+    # One check past its 2 s deadline is a shared machine's hiccup (seen in CI, where the LLM server
+    # of the llm tests may still be generating for a cancelled stream); a blocked loop (4-15 s
+    # before the fix) fails one check every 2 s.
     assert len(probe.failures) <= 1 and probe.latencies
 
 
@@ -122,7 +123,7 @@ async def test_health_answers_while_a_large_request_is_checked(server):
         reply = await server.stub.Validate(request, timeout=600)
         answered_during_the_check = len(probe.latencies)
     assert reply.is_grounded and len(reply.claims) > 40
-    assert probe.failures == [] and answered_during_the_check >= 3
+    assert len(probe.failures) <= 1 and answered_during_the_check >= 3  # one hiccup: see above
 
 
 @pytest.mark.parametrize("ending", ["deadline", "cancel"])
