@@ -176,23 +176,29 @@ async def test_validation_down_under_annotate_delivers_the_answer_marked_unavail
         await server.stop(grace=0)
 
 
+async def _stream_until_error(stub) -> tuple[list[agent_pb2.AskStreamResponse], grpc.aio.AioRpcError]:
+    """The events an AskStream of QUESTION sent before it failed, and its error."""
+    events = []
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        async for event in stub.AskStream(agent_pb2.AskRequest(query=QUESTION), timeout=60):
+            events.append(event)
+    return events, caught.value
+
+
 async def test_validation_down_under_enforce_withholds_the_streamed_answer(book, tmp_path):
     server, port = await _agent(tmp_path, f"127.0.0.1:{book.servers['retrieval'].port}", "127.0.0.1:9")
     await server.start()
-    events = []
     try:
         async with make_channel(f"127.0.0.1:{port}") as channel:
             stub = agent_pb2_grpc.AgentServiceStub(channel)
-            with pytest.raises(grpc.aio.AioRpcError) as caught:
-                async for event in stub.AskStream(agent_pb2.AskRequest(query=QUESTION), timeout=60):
-                    events.append(event)
+            events, streamed = await _stream_until_error(stub)
             with pytest.raises(grpc.aio.AioRpcError) as unary:
                 await stub.Ask(agent_pb2.AskRequest(query=QUESTION), timeout=60)
     finally:
         await server.stop(grace=0)
     assert any(e.HasField("answer_delta") for e in events)
     assert not any(e.HasField("completed") for e in events)
-    for error in (caught.value, unary.value):
+    for error in (streamed, unary.value):
         assert error.code() == grpc.StatusCode.UNAVAILABLE and "withheld" in error.details()
         info = error_info(error)
         assert info.reason == Reason.ANSWER_VOID and info.metadata["service"] == "validation"
@@ -201,19 +207,14 @@ async def test_validation_down_under_enforce_withholds_the_streamed_answer(book,
 async def test_retrieval_down_ends_the_stream_unavailable_after_a_tool_error_event(book, tmp_path):
     server, port = await _agent(tmp_path, "127.0.0.1:9", f"127.0.0.1:{book.servers['validation'].port}")
     await server.start()
-    events = []
     try:
         async with make_channel(f"127.0.0.1:{port}") as channel:
-            stub = agent_pb2_grpc.AgentServiceStub(channel)
-            with pytest.raises(grpc.aio.AioRpcError) as caught:
-                async for event in stub.AskStream(agent_pb2.AskRequest(query=QUESTION), timeout=60):
-                    events.append(event)
+            events, error = await _stream_until_error(agent_pb2_grpc.AgentServiceStub(channel))
     finally:
         await server.stop(grace=0)
     errors = [e.tool_error for e in events if e.HasField("tool_error")]
     assert errors and "UNAVAILABLE" in errors[0].message
     assert not any(e.HasField("answer_delta") or e.HasField("completed") for e in events)
-    error = caught.value
     assert error.code() == grpc.StatusCode.UNAVAILABLE and "127.0.0.1:9" not in error.details()
     assert error_info(error).reason == Reason.DEPENDENCY_UNAVAILABLE
     assert error_info(error).metadata["service"] == "retrieval"

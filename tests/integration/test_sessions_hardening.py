@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 import grpc
 import pytest
-import redis
 from structlog.testing import capture_logs
 
 from glossator.v1 import agent_pb2, agent_pb2_grpc
@@ -30,7 +29,7 @@ from services.common.clients import make_channel
 from services.common.errors import Reason
 from tests.grpc_helpers import field_violations
 from tests.private_redis import private_redis
-from tests.unit.agent.session_helpers import REDIS_URL, sync_redis
+from tests.unit.agent.session_helpers import require_redis, sync_redis
 
 MAX_OPEN = 3
 NOBODY = "127.0.0.1:9"  # retrieval and validation: nothing answers there
@@ -87,14 +86,7 @@ async def agent(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     """An agent server on the backend under test, at most MAX_OPEN open sessions a user."""
     backend = {"session_backend": request.param}
     if request.param == "redis":
-        client = sync_redis()
-        try:
-            client.ping()
-        except redis.RedisError as exc:
-            pytest.skip(f"no Redis at {REDIS_URL} ({exc}); set GLOSSATOR_TEST_REDIS_URL to run these tests")
-        finally:
-            client.close()
-        backend["redis_url"] = REDIS_URL
+        backend["redis_url"] = require_redis()
     data_dir = tmp_path_factory.mktemp(f"hardening-{request.param}")
     async with serving(data_dir, session_max_open_per_user=MAX_OPEN, **backend) as stub:
         agent = Agent(stub)

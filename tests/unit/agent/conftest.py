@@ -10,7 +10,6 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
-import redis
 
 from services.agent.sessions import (
     RedisSessionStore,
@@ -18,21 +17,14 @@ from services.agent.sessions import (
     SessionStore,
     SqliteSessionStore,
 )
-from tests.unit.agent.session_helpers import REDIS_URL, FakeClock, sync_redis
+from tests.unit.agent.session_helpers import REDIS_URL, FakeClock, require_redis, sync_redis
 
 Opener = Callable[[SessionConfig | None, FakeClock], Awaitable[SessionStore]]
 
 
 @pytest.fixture(scope="session")
 def redis_url() -> str:
-    client = sync_redis()
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"no Redis at {REDIS_URL} ({exc}); set GLOSSATOR_TEST_REDIS_URL to run these tests")
-    finally:
-        client.close()
-    return REDIS_URL
+    return require_redis()
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+import pytest
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
@@ -34,6 +35,18 @@ def sync_redis() -> redis.Redis:
     return redis.Redis.from_url(
         REDIS_URL, socket_connect_timeout=1, socket_timeout=1, retry=Retry(NoBackoff(), 0)
     )
+
+
+def require_redis() -> str:
+    """The test Redis URL, or a skip saying how to get one when nothing answers there."""
+    client = sync_redis()
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"no Redis at {REDIS_URL} ({exc}); set GLOSSATOR_TEST_REDIS_URL to run these tests")
+    finally:
+        client.close()
+    return REDIS_URL
 
 
 def make_turn(n: int, clock: FakeClock) -> Turn:
