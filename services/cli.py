@@ -18,6 +18,18 @@ def _settings_classes() -> dict:
     return {"retrieval": RetrievalSettings, "validation": ValidationSettings, "agent": AgentSettings}
 
 
+def documented_settings() -> dict:
+    """Every settings table of the configuration reference: the services', then the shared ones."""
+    from services.common.auth import AuthSettings
+    from services.common.tls import TlsSettings
+
+    shared = {
+        "auth (every service and client command)": AuthSettings,
+        "tls (every service and client)": TlsSettings,
+    }
+    return {**_settings_classes(), **shared}
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     from services.common.server import run_server_process, run_until_signal
     from services.suite import build_service
@@ -65,7 +77,7 @@ def _say_listening(servers, host: str) -> None:
 def _cmd_config(_args: argparse.Namespace) -> int:
     from services.common.config_doc import config_reference
 
-    print(config_reference(_settings_classes()), end="")
+    print(config_reference(documented_settings()), end="")
     return 0
 
 

@@ -15,7 +15,7 @@ import structlog
 
 from glossator.v1 import agent_pb2_grpc, retrieval_pb2_grpc, validation_pb2_grpc
 from services.agent.config import AgentSettings
-from services.common.clients import make_channel
+from services.common.clients import ChannelSecurity, make_channel
 from services.common.server import GlossatorServer
 from services.retrieval.config import RetrievalSettings
 from services.suite import SuiteSettings, build_suite
@@ -34,8 +34,9 @@ class Suite:
     data_dir: Path
 
 
-def suite_settings(data_dir: Path, **agent_overrides) -> SuiteSettings:
-    common = {"host": "127.0.0.1", "port": 0, "data_dir": data_dir, "grace_seconds": 2.0}
+def suite_settings(data_dir: Path, *, shared: dict | None = None, **agent_overrides) -> SuiteSettings:
+    """Settings of the three services on port 0; `shared` sets fields of all three (auth, tls)."""
+    common = {"host": "127.0.0.1", "port": 0, "data_dir": data_dir, "grace_seconds": 2.0, **(shared or {})}
     return SuiteSettings(
         retrieval=RetrievalSettings(**common),
         validation=ValidationSettings(**common),
@@ -44,12 +45,16 @@ def suite_settings(data_dir: Path, **agent_overrides) -> SuiteSettings:
 
 
 @asynccontextmanager
-async def running_suite(settings: SuiteSettings) -> AsyncIterator[Suite]:
+async def running_suite(
+    settings: SuiteSettings, security: ChannelSecurity | None = None
+) -> AsyncIterator[Suite]:
     """The three servers started on port 0, with a channel to each; stopped on exit."""
     servers = {server.name: server for server in await build_suite(settings)}
     for server in servers.values():
         await server.start()
-    channels = {name: make_channel(f"127.0.0.1:{server.port}") for name, server in servers.items()}
+    channels = {
+        name: make_channel(f"127.0.0.1:{server.port}", security=security) for name, server in servers.items()
+    }
     try:
         yield Suite(
             servers=servers,

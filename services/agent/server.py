@@ -17,7 +17,7 @@ from services.agent.conversation import Conversation
 from services.agent.models.probe import LLM_HEALTH_SERVICE, probe_models
 from services.agent.servicer import AgentServicer
 from services.agent.sessions import RedisSessionStore, SessionConfig, SessionStore, SqliteSessionStore
-from services.common.clients import make_channel
+from services.common.clients import ChannelSecurity, make_channel
 from services.common.logging import get_logger
 from services.common.server import GlossatorServer, create_server
 
@@ -80,8 +80,9 @@ async def build_server(
     """`model` replaces the configured one (tests script the LLM edge with agents.testing)."""
     settings = settings or AgentSettings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    retrieval_channel = make_channel(settings.retrieval_target)
-    validation_channel = make_channel(settings.validation_target)
+    security = ChannelSecurity.for_service(settings.auth, settings.tls)
+    retrieval_channel = make_channel(settings.retrieval_target, security=security)
+    validation_channel = make_channel(settings.validation_target, security=security)
     retrieval = retrieval_pb2_grpc.RetrievalServiceStub(retrieval_channel)
     validation = validation_pb2_grpc.ValidationServiceStub(validation_channel)
     sessions = await open_sessions(settings)

@@ -22,7 +22,8 @@ from services.agent.conversation import (
 from services.agent.events import AnswerDelta, Citation, RetrievalResults, ToolCall, ToolError
 from services.agent.query_type import QueryType
 from services.agent.sessions import Session, SessionState, SessionStore, Source, Turn
-from services.common.errors import Violations
+from services.common.auth import caller
+from services.common.errors import FieldViolation, InvalidArgument, NotFound, PermissionDenied, Violations
 from services.common.wire import collection_name, timestamp
 
 ANONYMOUS = "anonymous"
@@ -59,10 +60,17 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         self, request: agent_pb2.AskRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[agent_pb2.AskStreamResponse]:
         question = self._question(request)
+        await self._check_access(question.session_id, question.user_id, request.session_token)
         deadline = self._deadline(context)
         sequence = 0
         async for event in self._conversation.ask(question, deadline):
             message = to_stream_event(event)
+            if isinstance(event, Started):
+                message.started.session_token = await self._session_token(event.session_id, question)
+            elif isinstance(event, Completed):
+                message.completed.response.session_token = await self._session_token(
+                    event.outcome.session_id, question
+                )
             message.sequence = sequence
             sequence += 1
             yield message
@@ -71,15 +79,19 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         self, request: agent_pb2.AskRequest, context: grpc.aio.ServicerContext
     ) -> agent_pb2.AskResponse:
         question = self._question(request)
+        await self._check_access(question.session_id, question.user_id, request.session_token)
         async for event in self._conversation.ask(question, self._deadline(context)):
             if isinstance(event, Completed):
-                return agent_pb2.AskResponse(response=to_response(event.outcome))
+                response = to_response(event.outcome)
+                response.session_token = await self._session_token(event.outcome.session_id, question)
+                return agent_pb2.AskResponse(response=response)
         raise RuntimeError("the conversation ended without a response")
 
     async def GetSession(
         self, request: agent_pb2.GetSessionRequest, context: grpc.aio.ServicerContext
     ) -> agent_pb2.GetSessionResponse:
         session_id, user_id = _session_ref(request.session_id, request.user_id)
+        await self._check_access(session_id, user_id, request.session_token)
         session = await self._sessions.get(session_id, user_id, with_turns=True)
         return agent_pb2.GetSessionResponse(session=to_session(session))
 
@@ -88,6 +100,11 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
     ) -> agent_pb2.ListSessionsResponse:
         v = Violations()
         user_id = _user_id(request.user_id, v)
+        v.check(
+            user_id != ANONYMOUS,
+            "user_id",
+            "is required: anonymous sessions are not listed (each is reachable with its session_token)",
+        )
         v.raise_if_any()
         sessions, token = await self._sessions.list(
             user_id, request.page_size, request.page_token, request.include_ended
@@ -100,7 +117,31 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         self, request: agent_pb2.EndSessionRequest, context: grpc.aio.ServicerContext
     ) -> agent_pb2.EndSessionResponse:
         session_id, user_id = _session_ref(request.session_id, request.user_id)
+        await self._check_access(session_id, user_id, request.session_token)
         return agent_pb2.EndSessionResponse(session=to_session(await self._sessions.end(session_id, user_id)))
+
+    async def _check_access(self, session_id: str, user_id: str, token: str) -> None:
+        """An anonymous session has no owner to check the caller against: its token is required
+        (a wrong one is NOT_FOUND, like another user's session). Owned sessions are checked by the
+        store against their owner."""
+        if not session_id or user_id != ANONYMOUS:
+            return
+        if not token:
+            raise InvalidArgument(
+                [
+                    FieldViolation(
+                        "session_token",
+                        "is required for an anonymous session: pass the one its first answer returned",
+                    )
+                ]
+            )
+        if not (await self._sessions.session_tokens()).valid(session_id, token):
+            raise NotFound(f"session {session_id} not found")
+
+    async def _session_token(self, session_id: str, question: Question) -> str:
+        if question.user_id != ANONYMOUS:
+            return ""
+        return (await self._sessions.session_tokens()).issue(session_id)
 
     def _question(self, request: agent_pb2.AskRequest) -> Question:
         s = self._settings
@@ -153,10 +194,27 @@ def _check_uuid(value: str, v: Violations) -> None:
         v.add("session_id", "must be a UUID such as 123e4567-e89b-12d3-a456-426614174000")
 
 
-def _user_id(value: str, v: Violations) -> str:
-    value = value.strip() or ANONYMOUS
-    v.check(len(value) <= MAX_USER_ID_CHARS, "user_id", f"at most {MAX_USER_ID_CHARS} characters")
-    return value
+def _user_id(requested: str, v: Violations) -> str:
+    """The user whose sessions a call reaches: with auth off the request's user_id; with auth on
+    the verified caller's user (an admin, a trusted gateway, may name one in the user header or in
+    user_id; anyone else may only repeat their own)."""
+    requested = requested.strip()
+    identity = caller()
+    if identity is None:
+        user = requested
+    elif identity.is_admin:
+        v.check(
+            not (requested and identity.user and requested != identity.user),
+            "user_id",
+            "differs from the user the caller's user header names",
+        )
+        user = requested or identity.user
+    elif requested and requested != identity.user:
+        raise PermissionDenied("user_id may only name the caller's own user", retryable=False)
+    else:
+        user = identity.user
+    v.check(len(user) <= MAX_USER_ID_CHARS, "user_id", f"at most {MAX_USER_ID_CHARS} characters")
+    return user or ANONYMOUS
 
 
 def _session_ref(session_id: str, user_id: str) -> tuple[str, str]:

@@ -46,7 +46,11 @@ def _seconds(text: str) -> float:
 
 
 def _question_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--user", default="", help="user id owning the session (default: anonymous)")
+    parser.add_argument(
+        "--user",
+        default="",
+        help="user id owning the session (default: anonymous, or the user your token names)",
+    )
     parser.add_argument("--collection", default="default", help="collection (book) to answer from")
     parser.add_argument("--top-k", type=int, default=5, help="chunks to retrieve, 1-20")
     parser.add_argument(
@@ -59,10 +63,19 @@ def _question_options(parser: argparse.ArgumentParser) -> None:
     add_target_option(parser, "agent")
 
 
+def _session_token_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--session-token",
+        default="",
+        help="token of an anonymous session (printed when it started); required to reach one",
+    )
+
+
 def add_parsers(commands) -> None:
     ask = commands.add_parser("ask", help="ask one question; the answer streams, sources follow")
     ask.add_argument("question")
     ask.add_argument("--session", default="", help="continue this session (UUID)")
+    _session_token_option(ask)
     ask.add_argument("--selected-text", default="", help="a passage the reader highlighted")
     ask.add_argument(
         "--context", action="append", default=[], metavar="KEY=VALUE", help="user context (page, chapter...)"
@@ -78,7 +91,10 @@ def add_parsers(commands) -> None:
     sessions = commands.add_parser("sessions", help="list, show or end your sessions")
     sessions.add_argument("action", choices=("list", "show", "end"))
     sessions.add_argument("session_id", nargs="?", default="")
-    sessions.add_argument("--user", default="", help="whose sessions (default: anonymous)")
+    sessions.add_argument(
+        "--user", default="", help="whose sessions (required to list, unless your token names you)"
+    )
+    _session_token_option(sessions)
     sessions.add_argument("--all", action="store_true", help="include expired and terminated sessions")
     add_target_option(sessions, "agent")
     sessions.set_defaults(func=lambda args: asyncio.run(_sessions(args)))
@@ -128,10 +144,9 @@ def _show(event: agent_pb2.AskStreamResponse, out: TextIO, streamed: list[str]) 
     response when the event carries it."""
     kind = event.WhichOneof("event")
     if kind == "started":
-        print(
-            f"· answering with {event.started.model} (session {event.started.session_id})",
-            file=sys.stderr,
-        )
+        started = event.started
+        token = f", --session-token {started.session_token}" if started.session_token else ""
+        print(f"· answering with {started.model} (session {started.session_id}{token})", file=sys.stderr)
     elif kind == "tool_call":
         print(f"· {event.tool_call.name} {event.tool_call.arguments}", file=sys.stderr)
     elif kind == "tool_error":
@@ -168,11 +183,14 @@ def print_sources(response: agent_pb2.Response, out: TextIO | None = None) -> No
     )
 
 
-def _request(args: argparse.Namespace, question: str, session_id: str = "") -> agent_pb2.AskRequest:
+def _request(
+    args: argparse.Namespace, question: str, session_id: str = "", session_token: str = ""
+) -> agent_pb2.AskRequest:
     context = dict(item.split("=", 1) for item in getattr(args, "context", []) if "=" in item)
     return agent_pb2.AskRequest(
         query=question,
         session_id=session_id,
+        session_token=session_token,
         user_id=args.user,
         selected_text=getattr(args, "selected_text", ""),
         top_k=args.top_k,
@@ -186,7 +204,7 @@ async def _ask(args: argparse.Namespace) -> int:
     try:
         async with service_channel("agent", args.target, args.embedded) as channel:
             stub = agent_pb2_grpc.AgentServiceStub(channel)
-            request = _request(args, args.question, args.session)
+            request = _request(args, args.question, args.session, args.session_token)
             if args.json:
                 reply = await stub.Ask(request, timeout=timeout)
                 print(json.dumps(MessageToDict(reply.response), indent=2))
@@ -199,7 +217,7 @@ async def _ask(args: argparse.Namespace) -> int:
 
 async def _chat(args: argparse.Namespace) -> int:
     timeout = args.timeout or default_timeout()
-    session_id = ""
+    session_id = session_token = ""
     try:
         async with service_channel("agent", args.target, args.embedded) as channel:
             stub = agent_pb2_grpc.AgentServiceStub(channel)
@@ -215,15 +233,17 @@ async def _chat(args: argparse.Namespace) -> int:
                 if question == "/end":
                     if session_id:
                         await stub.EndSession(
-                            agent_pb2.EndSessionRequest(session_id=session_id, user_id=args.user)
+                            agent_pb2.EndSessionRequest(
+                                session_id=session_id, user_id=args.user, session_token=session_token
+                            )
                         )
                         print(f"session {session_id} ended", file=sys.stderr)
                     break
                 try:
                     response = await stream_answer(
-                        stub, _request(args, question, session_id), timeout=timeout
+                        stub, _request(args, question, session_id, session_token), timeout=timeout
                     )
-                    session_id = response.session_id
+                    session_id, session_token = response.session_id, response.session_token
                 except grpc.aio.AioRpcError as error:
                     # Without the agent, or without the time to answer, the next question fails too.
                     if connection_failed(error) or error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -259,13 +279,17 @@ async def _sessions(args: argparse.Namespace) -> int:
                         break
             elif args.action == "show":
                 reply = await stub.GetSession(
-                    agent_pb2.GetSessionRequest(session_id=args.session_id, user_id=args.user)
+                    agent_pb2.GetSessionRequest(
+                        session_id=args.session_id, user_id=args.user, session_token=args.session_token
+                    )
                 )
                 for turn in reply.session.turns:
                     print(f"> {turn.query}\n{turn.answer}\n")
             else:
                 reply = await stub.EndSession(
-                    agent_pb2.EndSessionRequest(session_id=args.session_id, user_id=args.user)
+                    agent_pb2.EndSessionRequest(
+                        session_id=args.session_id, user_id=args.user, session_token=args.session_token
+                    )
                 )
                 print(f"session {reply.session.session_id} ended")
     except grpc.aio.AioRpcError as error:

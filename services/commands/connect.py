@@ -12,7 +12,7 @@ import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from services.common.clients import make_channel
+from services.common.clients import ChannelSecurity, make_channel
 from services.common.errors import ERROR_DOMAIN, Reason
 from services.common.interceptors import REQUEST_ID_KEY
 from services.common.server import GlossatorServer
@@ -63,7 +63,8 @@ async def suite_channels(
         for server in servers:
             await server.start()
         targets = {s.name: f"127.0.0.1:{s.port}" for s in servers if s.name in targets}
-    channels = {name: make_channel(target) for name, target in targets.items()}
+    security = ChannelSecurity.from_env()
+    channels = {name: make_channel(target, security=security) for name, target in targets.items()}
     try:
         yield channels
     finally:
@@ -142,6 +143,16 @@ def explain_rpc_error(error: grpc.aio.AioRpcError, target: str, *, timeout: floa
             f"error: the agent cannot use its {service or 'dependency'} service: {message}\n"
             f"  Check that the service is running and that {setting} points at it."
         )
+    elif code == grpc.StatusCode.UNAUTHENTICATED:
+        advice = (
+            f"error: {message}\n  The suite requires a token: set GLOSSATOR_AUTH_TOKEN to its service "
+            "token (the same value the services run with)."
+        )
+    elif code == grpc.StatusCode.PERMISSION_DENIED:
+        advice = (
+            f"error: {message}\n  Ingest and DeleteDocuments need an admin token; the service token "
+            "(GLOSSATOR_AUTH_TOKEN) is one."
+        )
     elif code == grpc.StatusCode.DEADLINE_EXCEEDED and timeout is not None:
         server_said = "" if message == "Deadline Exceeded" else f" ({message})"
         advice = (
@@ -151,7 +162,8 @@ def explain_rpc_error(error: grpc.aio.AioRpcError, target: str, *, timeout: floa
     elif connection_failed(error):
         advice = (
             f"error: cannot reach {target} ({message}). Start the suite with `glossator up`, "
-            "or pass --embedded DATA_DIR."
+            "or pass --embedded DATA_DIR. A suite serving TLS needs GLOSSATOR_TLS_CA_FILE (and, for "
+            "mTLS, GLOSSATOR_TLS_CERT_FILE and GLOSSATOR_TLS_KEY_FILE) here too."
         )
     else:
         advice = f"error: {code.name}: {message}"

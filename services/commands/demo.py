@@ -15,10 +15,9 @@ import grpc
 
 from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
 from services.commands.ask import stream_answer
-from services.commands.ingest import async_iter, ingest_requests
-from services.common.clients import make_channel
+from services.commands.connect import suite_channels
+from services.commands.ingest import async_iter, ingest, ingest_requests
 from services.retrieval.ingest import read_folder
-from services.suite import build_suite, loopback_settings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 QUESTION = "How does Glossator check that an answer is grounded?"
@@ -37,32 +36,25 @@ def add_parser(commands) -> None:
 
 
 async def _demo(args: argparse.Namespace) -> int:
-    settings = loopback_settings(args.data_dir)
     print("starting the embedded suite (Qdrant in-process, all-MiniLM-L6-v2 on the CPU)...", file=sys.stderr)
-    servers = await build_suite(settings)
-    for server in servers:
-        await server.start()
-    ports = {server.name: server.port for server in servers}
     try:
-        async with make_channel(f"127.0.0.1:{ports['retrieval']}") as channel:
-            retrieval = retrieval_pb2_grpc.RetrievalServiceStub(channel)
+        async with suite_channels({"retrieval": "", "agent": ""}, args.data_dir) as channels:
+            retrieval = retrieval_pb2_grpc.RetrievalServiceStub(channels["retrieval"])
             options = retrieval_pb2.IngestOptions(base_url="https://glossator.dev/docs/")
             summary = None
-            async for reply in retrieval.Ingest(ingest_requests(options, async_iter(read_folder(args.docs)))):
+            async for reply in ingest(
+                retrieval, ingest_requests(options, async_iter(read_folder(args.docs)))
+            ):
                 summary = reply.summary if reply.HasField("summary") else summary
             print(
                 f"ingested {args.docs}: {summary.documents_indexed} indexed, {summary.documents_unchanged} "
                 f"unchanged, {summary.chunks_written} chunks written",
                 file=sys.stderr,
             )
-        async with make_channel(f"127.0.0.1:{ports['agent']}") as channel:
-            agent = agent_pb2_grpc.AgentServiceStub(channel)
+            agent = agent_pb2_grpc.AgentServiceStub(channels["agent"])
             print(f"\n> {args.question}\n")
             await stream_answer(agent, agent_pb2.AskRequest(query=args.question, user_id="demo"))
     except grpc.aio.AioRpcError as error:
         print(f"error: {error.code().name}: {error.details()}", file=sys.stderr)
         return 2
-    finally:
-        for server in servers:
-            await server.stop(grace=1.0)
     return 0

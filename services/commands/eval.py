@@ -36,6 +36,7 @@ from services.commands.connect import (
     service_channel,
     suite_channels,
 )
+from services.commands.ingest import ingest
 
 EVAL_COLLECTION = "eval-squad"
 MODES = {
@@ -166,7 +167,7 @@ async def ingest_squad(
     """Ingests the paragraphs (idempotent: a second run skips them all); returns summary and seconds."""
     started = time.perf_counter()
     summary = None
-    async for reply in stub.Ingest(_documents(documents, collection)):
+    async for reply in ingest(stub, _documents(documents, collection)):
         summary = reply.summary if reply.HasField("summary") else summary
     return summary, time.perf_counter() - started
 

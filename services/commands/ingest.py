@@ -7,7 +7,7 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import grpc
 from rich.console import Console
@@ -73,6 +73,47 @@ async def ingest_requests(
         yield retrieval_pb2.IngestRequest(document=to_document(item))
 
 
+async def ingest(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub,
+    requests: AsyncIterator[retrieval_pb2.IngestRequest],
+    **call_options: Any,
+) -> AsyncIterator[retrieval_pb2.IngestResponse]:
+    """The replies of an Ingest of `requests`, written only once the server accepted the stream.
+
+    A server refuses an Ingest (no token, a reader's token, too many ingests) before reading it;
+    a write racing that refusal would turn its status into INTERNAL on the client side
+    (grpc/grpc#36066). Waiting for the headers the server sends on accepting avoids the race.
+    """
+    call = stub.Ingest(**call_options)
+    await call.initial_metadata()
+    if call.done():
+        await call.read()  # raises the refusal's status
+    writer = asyncio.create_task(_write_all(call, requests))
+    try:
+        async for reply in call:
+            yield reply
+    except (asyncio.CancelledError, grpc.aio.AioRpcError):
+        if writer.done() and not writer.cancelled() and writer.exception() is not None:
+            raise writer.exception() from None  # the source failed: that is the news, not CANCELLED
+        raise
+    finally:
+        writer.cancel()
+    await writer
+
+
+async def _write_all(call: grpc.aio.StreamStreamCall, requests: AsyncIterator[Any]) -> None:
+    """Writes the requests and half-closes; a failing source cancels the call rather than stall it."""
+    try:
+        async for request in requests:
+            await call.write(request)
+        await call.done_writing()
+    except grpc.aio.AioRpcError:
+        return  # the call ended: the reader sees why
+    except BaseException:
+        call.cancel()
+        raise
+
+
 async def async_iter(items: Iterable[T]) -> AsyncIterator[T]:
     """A plain iterable as the async stream a gRPC streaming call takes."""
     for item in items:
@@ -114,7 +155,7 @@ async def _ingest(args: argparse.Namespace) -> int:
                 task = progress.add_task(
                     "ingesting", total=None, docs=0, chunks=0, rate=0.0, skipped=0, failed=0
                 )
-                async for reply in stub.Ingest(ingest_requests(options, _items(args))):
+                async for reply in ingest(stub, ingest_requests(options, _items(args))):
                     p = reply.progress
                     progress.update(
                         task,

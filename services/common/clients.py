@@ -2,16 +2,24 @@
 
 Channels keep connections alive and retry UNAVAILABLE through the gRPC service config (so a
 restarting peer is absorbed transparently); every call carries a deadline, derived from the
-incoming call's own deadline when there is one.
+incoming call's own deadline when there is one. A channel made with `ChannelSecurity` dials TLS
+(verifying the server, presenting a client certificate for mTLS) and sends a bearer token on
+every call.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import grpc
 
+from services.common.auth import AUTHORIZATION_KEY, AuthSettings, caller
 from services.common.errors import DeadlineExceeded
+from services.common.tls import TlsSettings, channel_credentials
+
+TokenSource = Callable[[], str | None]
 
 # Leaves the caller time to turn a downstream timeout into its own answer.
 _DEADLINE_MARGIN_S = 0.05
@@ -38,8 +46,42 @@ def retry_service_config(max_attempts: int = 4) -> str:
     )
 
 
-def make_channel(target: str, max_message_bytes: int = 16 * 1024 * 1024) -> grpc.aio.Channel:
-    """An insecure grpc.aio channel with keepalive and the UNAVAILABLE retry policy."""
+@dataclass(frozen=True)
+class ChannelSecurity:
+    """How a client channel authenticates: TLS when the settings dial it, a bearer token per call."""
+
+    tls: TlsSettings | None = None
+    token: TokenSource | None = None
+
+    @classmethod
+    def for_client(cls, auth: AuthSettings, tls: TlsSettings) -> ChannelSecurity:
+        """A client's own credentials: the shared service token, if any."""
+        token = auth.token.get_secret_value() if auth.token else None
+        return cls(tls if tls.dials_tls else None, (lambda: token) if token else None)
+
+    @classmethod
+    def for_service(cls, auth: AuthSettings, tls: TlsSettings) -> ChannelSecurity:
+        """A service calling another: the shared service token, or else the token of the call being
+        served (so a JWT deployment needs no service token: the agent searches as its caller)."""
+        if auth.token is not None:
+            return cls.for_client(auth, tls)
+
+        def forwarded() -> str | None:
+            identity = caller()
+            return identity.bearer if identity is not None else None
+
+        return cls(tls if tls.dials_tls else None, forwarded if auth.enabled else None)
+
+    @classmethod
+    def from_env(cls) -> ChannelSecurity:
+        return cls.for_client(AuthSettings(), TlsSettings())
+
+
+def make_channel(
+    target: str, max_message_bytes: int = 16 * 1024 * 1024, security: ChannelSecurity | None = None
+) -> grpc.aio.Channel:
+    """A grpc.aio channel with keepalive, the UNAVAILABLE retry policy and `security`'s credentials."""
+    security = security or ChannelSecurity()
     options = [
         ("grpc.enable_retries", 1),
         ("grpc.service_config", retry_service_config()),
@@ -49,7 +91,55 @@ def make_channel(target: str, max_message_bytes: int = 16 * 1024 * 1024) -> grpc
         ("grpc.max_receive_message_length", max_message_bytes),
         ("grpc.max_send_message_length", max_message_bytes),
     ]
-    return grpc.aio.insecure_channel(target, options=options)
+    token = security.token
+    interceptors = [factory(token) for factory in _BEARER_INTERCEPTORS] if token is not None else None
+    if security.tls is None:
+        return grpc.aio.insecure_channel(target, options=options, interceptors=interceptors)
+    if security.tls.server_name:
+        options.append(("grpc.ssl_target_name_override", security.tls.server_name))
+    credentials = channel_credentials(security.tls)
+    return grpc.aio.secure_channel(target, credentials, options=options, interceptors=interceptors)
+
+
+class _BearerToken:
+    """Adds `authorization: Bearer <token>` to a call's metadata when the source has a token."""
+
+    def __init__(self, token: TokenSource) -> None:
+        self._token = token
+
+    def _with_token(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
+        token = self._token()
+        if not token:
+            return details
+        metadata = grpc.aio.Metadata(*(details.metadata or ()))
+        metadata[AUTHORIZATION_KEY] = f"Bearer {token}"
+        return grpc.aio.ClientCallDetails(
+            details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
+        )
+
+
+# grpc.aio files an interceptor under one kind of call only, so each kind has its own class.
+class _UnaryUnaryBearer(_BearerToken, grpc.aio.UnaryUnaryClientInterceptor):
+    async def intercept_unary_unary(self, continuation, client_call_details, request):
+        return await continuation(self._with_token(client_call_details), request)
+
+
+class _UnaryStreamBearer(_BearerToken, grpc.aio.UnaryStreamClientInterceptor):
+    async def intercept_unary_stream(self, continuation, client_call_details, request):
+        return await continuation(self._with_token(client_call_details), request)
+
+
+class _StreamUnaryBearer(_BearerToken, grpc.aio.StreamUnaryClientInterceptor):
+    async def intercept_stream_unary(self, continuation, client_call_details, request_iterator):
+        return await continuation(self._with_token(client_call_details), request_iterator)
+
+
+class _StreamStreamBearer(_BearerToken, grpc.aio.StreamStreamClientInterceptor):
+    async def intercept_stream_stream(self, continuation, client_call_details, request_iterator):
+        return await continuation(self._with_token(client_call_details), request_iterator)
+
+
+_BEARER_INTERCEPTORS = (_UnaryUnaryBearer, _UnaryStreamBearer, _StreamUnaryBearer, _StreamStreamBearer)
 
 
 def deadline_from(context: grpc.aio.ServicerContext | None, default_seconds: float) -> float:

@@ -9,9 +9,12 @@ from pydantic_settings import BaseSettings
 
 
 def _rows(model: type[BaseModel], prefix: str) -> Iterator[str]:
-    """One row per field; a nested model's fields are set as PREFIX_FIELD__SUBFIELD."""
+    """One row per field; a nested model's fields are set as PREFIX_FIELD__SUBFIELD (nested settings
+    classes have their own prefix and table)."""
     for name, field in model.model_fields.items():
         nested = field.annotation
+        if isinstance(nested, type) and issubclass(nested, BaseSettings):
+            continue
         if isinstance(nested, type) and issubclass(nested, BaseModel):
             yield from _rows(nested, f"{prefix}{name.upper()}__")
             continue
@@ -36,9 +39,9 @@ if __name__ == "__main__":
     import sys
     from pathlib import Path
 
-    from services.cli import _settings_classes
+    from services.cli import documented_settings
 
     readme = Path(sys.argv[1] if len(sys.argv) > 1 else "README.md")
     start, end = "<!-- config:start -->\n", "<!-- config:end -->"
     before, rest = readme.read_text().split(start, 1)
-    readme.write_text(before + start + config_reference(_settings_classes()) + end + rest.split(end, 1)[1])
+    readme.write_text(before + start + config_reference(documented_settings()) + end + rest.split(end, 1)[1])

@@ -80,6 +80,18 @@ class InvalidArgument(GlossatorError):
         )
 
 
+class Unauthenticated(GlossatorError):
+    """No bearer token, or one that is not valid (wrong, expired, from another issuer)."""
+
+    code = grpc.StatusCode.UNAUTHENTICATED
+
+
+class PermissionDenied(GlossatorError):
+    """A verified caller without the role the call needs (a reader calling Ingest)."""
+
+    code = grpc.StatusCode.PERMISSION_DENIED
+
+
 class NotFound(GlossatorError):
     code = grpc.StatusCode.NOT_FOUND
 

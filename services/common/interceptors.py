@@ -7,8 +7,10 @@ metadata, records Prometheus count, latency and status code, and turns domain er
 statuses with google.rpc details. An unexpected exception is logged with its traceback and
 answered INTERNAL with the request_id, never with the exception text.
 
-It also enforces the server's limit of concurrent RPCs (RESOURCE_EXHAUSTED past it), except for
-health and reflection: a server full of slow calls must still tell its prober how it is.
+It also enforces the server's limit of concurrent RPCs (RESOURCE_EXHAUSTED past it) and, when
+auth is on, verifies the caller's bearer token and role (UNAUTHENTICATED, PERMISSION_DENIED),
+except for health and reflection: probes carry no token, and a server full of slow calls must
+still tell its prober how it is.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import structlog
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from services.common.auth import Authenticator, role_for
 from services.common.errors import ERROR_DOMAIN, FieldViolation, GlossatorError, InvalidArgument
 from services.common.limits import ConcurrencyLimit
 from services.common.metrics import RPC_LATENCY, RPC_REQUESTS
@@ -36,8 +39,8 @@ REQUEST_ID_KEY = "x-request-id"
 # gRPC's retry pushback trailer: a negative value tells the client's retry policy not to retry.
 RETRY_PUSHBACK_KEY = "grpc-retry-pushback-ms"
 _SAFE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
-# Never refused for load: probes and tooling must get through to a busy server.
-UNLIMITED_SERVICES = frozenset({"grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"})
+# Never refused for load nor asked for a token: probes and tooling must get through to a busy server.
+INFRASTRUCTURE_SERVICES = frozenset({"grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"})
 # By (request streaming, response streaming).
 _HANDLER_FACTORIES = {
     (False, False): grpc.unary_unary_rpc_method_handler,
@@ -143,10 +146,19 @@ class _Call:
 
 
 class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
-    def __init__(self, max_concurrent_rpcs: int) -> None:
+    """`authenticator` None: auth off. `admin_methods`: full method names only admins may call."""
+
+    def __init__(
+        self,
+        max_concurrent_rpcs: int,
+        authenticator: Authenticator | None = None,
+        admin_methods: frozenset[str] = frozenset(),
+    ) -> None:
         # A method's handler is the same object on every call; so is its wrapped twin.
         self._wrapped: dict[grpc.RpcMethodHandler, grpc.RpcMethodHandler] = {}
         self._limit = ConcurrencyLimit(max_concurrent_rpcs, "calls")
+        self._authenticator = authenticator
+        self._admin_methods = admin_methods
 
     async def intercept_service(
         self,
@@ -159,26 +171,50 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
         wrapped = self._wrapped.get(handler)
         if wrapped is None:
             method = handler_call_details.method
-            wrapped = self._wrapped[handler] = _observed_handler(handler, method, self._limit)
+            guard = self._guard(method)
+            wrapped = self._wrapped[handler] = _observed_handler(handler, method, self._limit, guard)
         return wrapped
+
+    def _guard(self, full_method: str) -> Guard:
+        """What a call of this method must pass before it runs: the token and role check, if any."""
+        service = full_method.lstrip("/").partition("/")[0]
+        authenticator = self._authenticator
+        if authenticator is None or service in INFRASTRUCTURE_SERVICES:
+            return _open
+        role = role_for(full_method, self._admin_methods)
+
+        def check(context: grpc.aio.ServicerContext) -> None:
+            authenticator.authorize(context.invocation_metadata() or (), role)
+
+        return check
 
 
 Slot = Callable[[], AbstractContextManager[None]]
+Guard = Callable[[grpc.aio.ServicerContext], None]
+
+
+def _open(_context: grpc.aio.ServicerContext) -> None:
+    """Anyone may call (auth off, or health and reflection)."""
 
 
 def _observed_handler(
-    handler: grpc.RpcMethodHandler, full_method: str, limit: ConcurrencyLimit
+    handler: grpc.RpcMethodHandler, full_method: str, limit: ConcurrencyLimit, guard: Guard
 ) -> grpc.RpcMethodHandler:
-    """The handler with per-call bookkeeping, the RPC limit and the interceptor's own request decoding."""
+    """The handler with per-call bookkeeping, the guard, the RPC limit and the interceptor's own
+    request decoding."""
     service, _, method = full_method.lstrip("/").partition("/")
-    slot = contextlib.nullcontext if service in UNLIMITED_SERVICES else limit.slot
+    slot = contextlib.nullcontext if service in INFRASTRUCTURE_SERVICES else limit.slot
     # The interceptor decodes requests itself, so that undecodable bytes (bad UTF-8, a wrong
     # message) are INVALID_ARGUMENT with a reason rather than gRPC's bare UNKNOWN.
     decode = _decoder(handler.request_deserializer, streaming=handler.request_streaming)
     behavior = handler.unary_unary or handler.stream_unary or handler.unary_stream or handler.stream_stream
-    wrap = _wrap_stream if handler.response_streaming else _wrap_unary
     factory = _HANDLER_FACTORIES[handler.request_streaming, handler.response_streaming]
-    wrapped = wrap(behavior, decode, slot, service, method)
+    if handler.response_streaming:
+        wrapped = _wrap_stream(
+            behavior, decode, slot, guard, service, method, request_streaming=handler.request_streaming
+        )
+    else:
+        wrapped = _wrap_unary(behavior, decode, slot, guard, service, method)
     return factory(wrapped, request_deserializer=None, response_serializer=handler.response_serializer)
 
 
@@ -207,12 +243,14 @@ def _wrap_unary(
     behavior: Callable[..., Awaitable[Any]],
     decode: Callable[[Any], Any],
     slot: Slot,
+    guard: Guard,
     service: str,
     method: str,
 ):
     async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
         call = _Call(service, method, context)
         try:
+            guard(context)
             with slot():
                 return await behavior(decode(request), context)
         except BaseException as error:
@@ -227,13 +265,21 @@ def _wrap_stream(
     behavior: Callable[..., AsyncIterator[Any]],
     decode: Callable[[Any], Any],
     slot: Slot,
+    guard: Guard,
     service: str,
     method: str,
+    *,
+    request_streaming: bool,
 ):
     async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
         call = _Call(service, method, context)
         try:
+            guard(context)
             with slot():
+                if request_streaming:
+                    # Headers now say "accepted": a client that waits for them before writing never
+                    # has a write race an early refusal (grpc/grpc#36066 turns that into INTERNAL).
+                    await context.send_initial_metadata(())
                 async for item in behavior(decode(request), context):
                     yield item
         except BaseException as error:

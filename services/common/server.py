@@ -12,6 +12,7 @@ threads (a forward pass of the model) would otherwise keep it alive, and Kuberne
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import os
 import signal
@@ -26,8 +27,10 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from services.common.auth import Authenticator
 from services.common.interceptors import ObservabilityInterceptor
 from services.common.settings import ServiceSettings
+from services.common.tls import server_credentials
 
 log = structlog.get_logger("glossator.server")
 
@@ -95,8 +98,13 @@ def create_server(
     name: str,
     settings: ServiceSettings,
     register: Callable[[grpc.aio.Server], Sequence[str]],
+    admin_methods: frozenset[str] = frozenset(),
 ) -> GlossatorServer:
-    """Builds the server; `register` adds the servicers and returns their full service names."""
+    """Builds the server; `register` adds the servicers and returns their full service names.
+
+    With auth on, every call but health and reflection needs a token, and `admin_methods` (full
+    method names such as /glossator.v1.RetrievalService/Ingest) need the admin role.
+    """
     options = [
         ("grpc.max_receive_message_length", settings.max_message_bytes),
         ("grpc.max_send_message_length", settings.max_message_bytes),
@@ -105,9 +113,9 @@ def create_server(
     ]
     # The limit lives in the interceptor, not in gRPC's maximum_concurrent_rpcs: that one counts
     # health checks and reflection too, so a server full of idle streams failed its probes.
-    server = grpc.aio.server(
-        interceptors=[ObservabilityInterceptor(settings.max_concurrent_rpcs)], options=options
-    )
+    authenticator = Authenticator(settings.auth) if settings.auth.enabled else None
+    interceptor = ObservabilityInterceptor(settings.max_concurrent_rpcs, authenticator, admin_methods)
+    server = grpc.aio.server(interceptors=[interceptor], options=options)
     service_names = list(register(server))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -115,9 +123,14 @@ def create_server(
         [*service_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME],
         server,
     )
-    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    address = f"{settings.host}:{settings.port}"
+    if settings.tls.serves_tls:
+        port = server.add_secure_port(address, server_credentials(settings.tls))
+    else:
+        port = server.add_insecure_port(address)
     if port == 0:
-        raise OSError(f"cannot bind {settings.host}:{settings.port}")
+        raise OSError(f"cannot bind {address}")
+    _warn_if_exposed(name, settings)
     return GlossatorServer(
         name,
         server,
@@ -128,6 +141,36 @@ def create_server(
         settings.drain_seconds,
         settings.exit_margin_seconds,
     )
+
+
+def _warn_if_exposed(name: str, settings: ServiceSettings) -> None:
+    """A loud warning when a server any host can reach lets anyone in, or takes tokens in plaintext."""
+    if _is_loopback(settings.host):
+        return
+    if not settings.auth.enabled:
+        event = "auth_off_on_network"
+        advice = (
+            "anyone who reaches this port can ingest, delete and read every session: set "
+            "GLOSSATOR_AUTH_TOKEN or GLOSSATOR_AUTH_JWKS_FILE, or bind 127.0.0.1"
+        )
+    elif not settings.tls.serves_tls:
+        event = "tokens_in_plaintext"
+        advice = (
+            "bearer tokens cross the network unencrypted: set GLOSSATOR_TLS_CERT_FILE and "
+            "GLOSSATOR_TLS_KEY_FILE, unless a service mesh encrypts the traffic"
+        )
+    else:
+        return
+    log.warning(event, service=name, host=settings.host, advice=advice)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return False
 
 
 async def run_until_signal(

@@ -11,6 +11,9 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from services.common.auth import AuthSettings
+from services.common.tls import TlsSettings
+
 
 class ServiceSettings(BaseSettings):
     """Runtime knobs of one gRPC server."""
@@ -53,3 +56,6 @@ class ServiceSettings(BaseSettings):
         "json", description="json for machines, console for people."
     )
     data_dir: Path = Field(Path(".glossator"), description="Where embedded stores keep their files.")
+    # Shared by every service of a process and by the CLI, so read from their own prefixes.
+    auth: AuthSettings = Field(default_factory=AuthSettings, description="GLOSSATOR_AUTH_* settings.")
+    tls: TlsSettings = Field(default_factory=TlsSettings, description="GLOSSATOR_TLS_* settings.")

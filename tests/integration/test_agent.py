@@ -114,7 +114,12 @@ async def test_a_repeated_question_outside_a_session_is_served_from_the_cache(bo
     assert not first.cached and second.cached
     assert second.answer == first.answer and second.session_id != first.session_id
     in_session = (
-        await book.agent.Ask(agent_pb2.AskRequest(query=question, session_id=second.session_id), timeout=60)
+        await book.agent.Ask(
+            agent_pb2.AskRequest(
+                query=question, session_id=second.session_id, session_token=second.session_token
+            ),
+            timeout=60,
+        )
     ).response
     assert not in_session.cached
 
@@ -141,7 +146,9 @@ async def test_bad_questions_are_invalid_argument(book, fields, field):
 
 async def test_unknown_session_is_not_found(book):
     with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await book.agent.Ask(agent_pb2.AskRequest(query=QUESTION, session_id=str(uuid.uuid4())))
+        await book.agent.Ask(
+            agent_pb2.AskRequest(query=QUESTION, session_id=str(uuid.uuid4()), user_id="alice")
+        )
     assert caught.value.code() == grpc.StatusCode.NOT_FOUND
 
 

@@ -97,13 +97,63 @@ async def agent(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
 
 async def open_session(stub: agent_pb2_grpc.AgentServiceStub, user_id: str) -> str:
     """Opens a session with a question and returns its id as soon as the stream names it."""
+    return (await start_session(stub, user_id)).session_id
+
+
+async def start_session(stub: agent_pb2_grpc.AgentServiceStub, user_id: str) -> agent_pb2.Started:
+    """The Started event of a question that opens a session (the rest of the answer is not read)."""
     call = stub.AskStream(agent_pb2.AskRequest(query="What is a collection?", user_id=user_id), timeout=30)
     try:
         async for event in call:
-            return event.started.session_id
+            return event.started
     finally:
         call.cancel()
     raise AssertionError("the stream ended before naming its session")
+
+
+async def test_an_anonymous_session_is_reachable_only_with_its_session_token(agent: Agent) -> None:
+    stub = agent.stub
+    started = await start_session(stub, "")
+    session_id, token = started.session_id, started.session_token
+    assert token, "an anonymous session must come with its token"
+    other = await start_session(stub, "")
+    assert other.session_token and other.session_token != token
+
+    with pytest.raises(grpc.aio.AioRpcError) as missing:
+        await stub.GetSession(agent_pb2.GetSessionRequest(session_id=session_id), timeout=10)
+    assert missing.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert list(field_violations(missing.value)) == ["session_token"]
+    for wrong in [other.session_token, token[:-1] + ("A" if token[-1] != "A" else "B"), "x" * 300]:
+        for call in [
+            stub.GetSession(
+                agent_pb2.GetSessionRequest(session_id=session_id, session_token=wrong), timeout=10
+            ),
+            stub.EndSession(
+                agent_pb2.EndSessionRequest(session_id=session_id, session_token=wrong), timeout=10
+            ),
+            stub.Ask(
+                agent_pb2.AskRequest(query="And then?", session_id=session_id, session_token=wrong),
+                timeout=10,
+            ),
+        ]:
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await call
+            assert refused.value.code() == grpc.StatusCode.NOT_FOUND
+
+    reply = await stub.GetSession(agent_pb2.GetSessionRequest(session_id=session_id, session_token=token))
+    assert reply.session.session_id == session_id
+    ended = await stub.EndSession(agent_pb2.EndSessionRequest(session_id=session_id, session_token=token))
+    assert ended.session.state == agent_pb2.SESSION_STATE_TERMINATED
+
+
+async def test_anonymous_sessions_are_never_listed_and_owned_ones_get_no_token(agent: Agent) -> None:
+    await start_session(agent.stub, "")
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await list_sessions(agent.stub, "")
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert list(field_violations(refused.value)) == ["user_id"]
+    owned = await start_session(agent.stub, agent.new_user())
+    assert owned.session_id and not owned.session_token
 
 
 async def list_sessions(stub, user_id: str, page_token: str = "", page_size: int = 0):

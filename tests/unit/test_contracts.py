@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.cli import _settings_classes
+from services.cli import documented_settings
 from services.common.config_doc import config_reference
 from services.common.protos import PROTO_PACKAGE_DIR, generate, proto_files
 
@@ -31,4 +31,4 @@ def test_readme_configuration_reference_matches_the_settings_classes():
     start, end = "<!-- config:start -->\n", "<!-- config:end -->"
     assert start in readme and end in readme
     documented = readme.split(start, 1)[1].split(end, 1)[0]
-    assert documented == config_reference(_settings_classes()), "run `make readme-config`"
+    assert documented == config_reference(documented_settings()), "run `make readme-config`"

@@ -52,7 +52,7 @@ SESSION_STATE_EXPIRED: SessionState
 SESSION_STATE_TERMINATED: SessionState
 
 class AskRequest(_message.Message):
-    __slots__ = ("query", "session_id", "user_id", "selected_text", "top_k", "min_relevance", "include_sources", "collection", "user_context")
+    __slots__ = ("query", "session_id", "user_id", "selected_text", "top_k", "min_relevance", "include_sources", "collection", "user_context", "session_token")
     class UserContextEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -69,6 +69,7 @@ class AskRequest(_message.Message):
     INCLUDE_SOURCES_FIELD_NUMBER: _ClassVar[int]
     COLLECTION_FIELD_NUMBER: _ClassVar[int]
     USER_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    SESSION_TOKEN_FIELD_NUMBER: _ClassVar[int]
     query: str
     session_id: str
     user_id: str
@@ -78,7 +79,8 @@ class AskRequest(_message.Message):
     include_sources: bool
     collection: str
     user_context: _containers.ScalarMap[str, str]
-    def __init__(self, query: _Optional[str] = ..., session_id: _Optional[str] = ..., user_id: _Optional[str] = ..., selected_text: _Optional[str] = ..., top_k: _Optional[int] = ..., min_relevance: _Optional[float] = ..., include_sources: _Optional[bool] = ..., collection: _Optional[str] = ..., user_context: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    session_token: str
+    def __init__(self, query: _Optional[str] = ..., session_id: _Optional[str] = ..., user_id: _Optional[str] = ..., selected_text: _Optional[str] = ..., top_k: _Optional[int] = ..., min_relevance: _Optional[float] = ..., include_sources: _Optional[bool] = ..., collection: _Optional[str] = ..., user_context: _Optional[_Mapping[str, str]] = ..., session_token: _Optional[str] = ...) -> None: ...
 
 class Source(_message.Message):
     __slots__ = ("index", "chunk_id", "source_url", "section_title", "section_path", "chunk_index", "relevance_score", "extracted_text", "title", "document_id")
@@ -149,7 +151,7 @@ class GroundingSummary(_message.Message):
     def __init__(self, status: _Optional[_Union[ValidationStatus, str]] = ..., is_grounded: _Optional[bool] = ..., grounding_score: _Optional[float] = ..., claims: _Optional[int] = ..., supported_claims: _Optional[int] = ..., citations_found: _Optional[int] = ..., citations_valid: _Optional[int] = ...) -> None: ...
 
 class Response(_message.Message):
-    __slots__ = ("answer", "sources", "confidence", "query_type", "grounding", "steps", "timings", "session_id", "query_id", "started_at", "completed_at", "model", "cached", "not_covered", "validation")
+    __slots__ = ("answer", "sources", "confidence", "query_type", "grounding", "steps", "timings", "session_id", "query_id", "started_at", "completed_at", "model", "cached", "not_covered", "validation", "session_token")
     ANSWER_FIELD_NUMBER: _ClassVar[int]
     SOURCES_FIELD_NUMBER: _ClassVar[int]
     CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
@@ -165,6 +167,7 @@ class Response(_message.Message):
     CACHED_FIELD_NUMBER: _ClassVar[int]
     NOT_COVERED_FIELD_NUMBER: _ClassVar[int]
     VALIDATION_FIELD_NUMBER: _ClassVar[int]
+    SESSION_TOKEN_FIELD_NUMBER: _ClassVar[int]
     answer: str
     sources: _containers.RepeatedCompositeFieldContainer[Source]
     confidence: float
@@ -180,17 +183,20 @@ class Response(_message.Message):
     cached: bool
     not_covered: bool
     validation: _validation_pb2.ValidateResponse
-    def __init__(self, answer: _Optional[str] = ..., sources: _Optional[_Iterable[_Union[Source, _Mapping]]] = ..., confidence: _Optional[float] = ..., query_type: _Optional[_Union[QueryType, str]] = ..., grounding: _Optional[_Union[GroundingSummary, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[ToolCallStep, _Mapping]]] = ..., timings: _Optional[_Union[Timings, _Mapping]] = ..., session_id: _Optional[str] = ..., query_id: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., model: _Optional[str] = ..., cached: _Optional[bool] = ..., not_covered: _Optional[bool] = ..., validation: _Optional[_Union[_validation_pb2.ValidateResponse, _Mapping]] = ...) -> None: ...
+    session_token: str
+    def __init__(self, answer: _Optional[str] = ..., sources: _Optional[_Iterable[_Union[Source, _Mapping]]] = ..., confidence: _Optional[float] = ..., query_type: _Optional[_Union[QueryType, str]] = ..., grounding: _Optional[_Union[GroundingSummary, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[ToolCallStep, _Mapping]]] = ..., timings: _Optional[_Union[Timings, _Mapping]] = ..., session_id: _Optional[str] = ..., query_id: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., completed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., model: _Optional[str] = ..., cached: _Optional[bool] = ..., not_covered: _Optional[bool] = ..., validation: _Optional[_Union[_validation_pb2.ValidateResponse, _Mapping]] = ..., session_token: _Optional[str] = ...) -> None: ...
 
 class Started(_message.Message):
-    __slots__ = ("session_id", "query_id", "model")
+    __slots__ = ("session_id", "query_id", "model", "session_token")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     QUERY_ID_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
+    SESSION_TOKEN_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     query_id: str
     model: str
-    def __init__(self, session_id: _Optional[str] = ..., query_id: _Optional[str] = ..., model: _Optional[str] = ...) -> None: ...
+    session_token: str
+    def __init__(self, session_id: _Optional[str] = ..., query_id: _Optional[str] = ..., model: _Optional[str] = ..., session_token: _Optional[str] = ...) -> None: ...
 
 class ToolCall(_message.Message):
     __slots__ = ("name", "arguments", "call_id")
@@ -328,12 +334,14 @@ class Session(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., user_id: _Optional[str] = ..., state: _Optional[_Union[SessionState, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_active_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., turn_count: _Optional[int] = ..., turns: _Optional[_Iterable[_Union[Turn, _Mapping]]] = ..., collection: _Optional[str] = ...) -> None: ...
 
 class GetSessionRequest(_message.Message):
-    __slots__ = ("session_id", "user_id")
+    __slots__ = ("session_id", "user_id", "session_token")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     USER_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_TOKEN_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     user_id: str
-    def __init__(self, session_id: _Optional[str] = ..., user_id: _Optional[str] = ...) -> None: ...
+    session_token: str
+    def __init__(self, session_id: _Optional[str] = ..., user_id: _Optional[str] = ..., session_token: _Optional[str] = ...) -> None: ...
 
 class GetSessionResponse(_message.Message):
     __slots__ = ("session",)
@@ -362,12 +370,14 @@ class ListSessionsResponse(_message.Message):
     def __init__(self, sessions: _Optional[_Iterable[_Union[Session, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class EndSessionRequest(_message.Message):
-    __slots__ = ("session_id", "user_id")
+    __slots__ = ("session_id", "user_id", "session_token")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     USER_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_TOKEN_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     user_id: str
-    def __init__(self, session_id: _Optional[str] = ..., user_id: _Optional[str] = ...) -> None: ...
+    session_token: str
+    def __init__(self, session_id: _Optional[str] = ..., user_id: _Optional[str] = ..., session_token: _Optional[str] = ...) -> None: ...
 
 class EndSessionResponse(_message.Message):
     __slots__ = ("session",)

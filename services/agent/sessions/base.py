@@ -15,6 +15,7 @@ from contextlib import aclosing, suppress
 from dataclasses import dataclass
 from datetime import datetime
 
+from services.agent.sessions.access import SessionTokens
 from services.agent.sessions.lifecycle import Clock, Lifecycle, SessionConfig, SessionRecord
 from services.agent.sessions.model import Session, Turn
 from services.agent.sessions.paging import Cursor, PageTokens
@@ -64,6 +65,7 @@ class SessionStore(ABC):
         self.lifecycle = Lifecycle(config)
         self._clock = clock
         self._page_tokens: PageTokens | None = None
+        self._session_tokens: SessionTokens | None = None
 
     # Storage primitives, one implementation per backend.
 
@@ -104,8 +106,8 @@ class SessionStore(ABC):
 
     @abstractmethod
     async def _load_page_token_key(self) -> bytes:
-        """The key that signs page tokens, made once and kept in the storage, so that every process
-        using it, now or after a restart, shares it."""
+        """The key that signs page tokens and session tokens, made once and kept in the storage, so
+        that every process using it, now or after a restart, shares it."""
 
     @abstractmethod
     async def close(self) -> None: ...
@@ -200,6 +202,12 @@ class SessionStore(ABC):
         if self._page_tokens is None:
             self._page_tokens = PageTokens(await self._load_page_token_key())
         return self._page_tokens
+
+    async def session_tokens(self) -> SessionTokens:
+        """Issues and checks the tokens of anonymous sessions, under the same stored key."""
+        if self._session_tokens is None:
+            self._session_tokens = SessionTokens(await self._load_page_token_key())
+        return self._session_tokens
 
     async def _owned(self, session_id: str, user_id: str, turns: int) -> tuple[SessionRecord, list[Turn]]:
         found = await self._fetch(session_id, turns)
