@@ -31,7 +31,7 @@ def documented_settings() -> dict:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from services.common.server import run_server_process, run_until_signal
+    from services.common.server import run_until_signal
     from services.suite import build_service
 
     settings = _settings_classes()[args.service]()
@@ -42,11 +42,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         server = await build_service(args.service, settings)
         await run_until_signal([server], on_started=lambda: _say_listening([server], settings.host))
 
-    run_server_process(main())
+    return _serving(main())
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
-    from services.common.server import run_server_process, run_until_signal
+    from services.common.server import run_until_signal
     from services.suite import SuiteSettings, build_suite
 
     suite_settings = SuiteSettings.from_env()
@@ -57,7 +57,19 @@ def _cmd_up(args: argparse.Namespace) -> int:
         servers = await build_suite(suite_settings)
         await run_until_signal(servers, on_started=lambda: _say_listening(servers, suite_settings.agent.host))
 
-    run_server_process(main())
+    return _serving(main())
+
+
+def _serving(main) -> int:
+    """Runs the servers until a signal (the process then ends); a port that cannot be bound is
+    a clear error and exit code 2, not a traceback."""
+    from services.common.server import PortUnavailable, run_server_process
+
+    try:
+        run_server_process(main)
+    except PortUnavailable as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
 
 
 def _start_metrics(settings) -> None:

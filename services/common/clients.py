@@ -25,10 +25,14 @@ TokenSource = Callable[[], str | None]
 _DEADLINE_MARGIN_S = 0.05
 
 
-def retry_service_config(max_attempts: int = 4) -> str:
-    """Service config retrying UNAVAILABLE with exponential backoff, for every method."""
+def channel_service_config(max_attempts: int = 4) -> str:
+    """Service config: round_robin over the target's addresses, and UNAVAILABLE retried with
+    exponential backoff, for every method."""
     return json.dumps(
         {
+            # Every address the target resolves to gets calls: `dns:///` a headless Service, or
+            # `ipv4:host:port,host:port`; one address works as before.
+            "loadBalancingConfig": [{"round_robin": {}}],
             "methodConfig": [
                 {
                     "name": [{}],
@@ -41,7 +45,7 @@ def retry_service_config(max_attempts: int = 4) -> str:
                         "retryableStatusCodes": ["UNAVAILABLE"],
                     },
                 }
-            ]
+            ],
         }
     )
 
@@ -84,7 +88,7 @@ def make_channel(
     security = security or ChannelSecurity()
     options = [
         ("grpc.enable_retries", 1),
-        ("grpc.service_config", retry_service_config()),
+        ("grpc.service_config", channel_service_config()),
         ("grpc.keepalive_time_ms", 30_000),
         ("grpc.keepalive_timeout_ms", 10_000),
         ("grpc.keepalive_permit_without_calls", 1),

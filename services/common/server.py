@@ -1,7 +1,11 @@
 """One way to build and run a grpc.aio server.
 
 `create_server` gives every service the same runtime: the observability interceptor, health
-(grpc.health.v1) and reflection, message size and concurrency limits. `run_until_signal` serves
+(grpc.health.v1) and reflection, message size and concurrency limits, a port of its own (no
+SO_REUSEPORT: a second server on a port in use fails instead of silently taking half its calls),
+and a maximum connection age, so that clients' connections rebalance over new replicas. Health
+says SERVING only once the service's warm-ups ran (models loaded, a first call made): a
+readiness probe then means what it says. `run_until_signal` serves
 until SIGTERM/SIGINT, then drains: health NOT_SERVING for `drain_seconds` while calls are still
 served (so load balancers stop sending), then `stop(grace)` lets running RPCs finish and cancels
 the rest, then the services' resources are closed, all within grace + `exit_margin_seconds`.
@@ -18,6 +22,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
@@ -35,6 +40,7 @@ from services.common.tls import server_credentials
 log = structlog.get_logger("glossator.server")
 
 Cleanup = Callable[[], Awaitable[None]]
+Warmup = Callable[[], Awaitable[None]]
 # The watchdog fires this long after the orderly shutdown's own deadline, so that one which
 # used all of its time still ends the process itself (exit code 0).
 _WATCHDOG_SLACK_SECONDS = 0.5
@@ -53,11 +59,19 @@ class GlossatorServer:
     drain_seconds: float
     exit_margin_seconds: float
     cleanups: list[Cleanup] = field(default_factory=list)
+    # Run after the port opens and before health says SERVING: what the first call would wait for.
+    warmups: list[Warmup] = field(default_factory=list)
 
     async def start(self) -> None:
+        """Opens the port (health NOT_SERVING), runs the warm-ups, then says SERVING."""
+        await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.server.start()
-        await self._set_health(health_pb2.HealthCheckResponse.SERVING)
         log.info("server_started", service=self.name, port=self.port)
+        started = time.perf_counter()
+        for warmup in self.warmups:
+            await warmup()
+        await self._set_health(health_pb2.HealthCheckResponse.SERVING)
+        log.info("server_ready", service=self.name, warmup_ms=round((time.perf_counter() - started) * 1000))
 
     async def drain(self) -> None:
         """NOT_SERVING while calls are still served for `drain_seconds`, so that load balancers
@@ -110,7 +124,16 @@ def create_server(
         ("grpc.max_send_message_length", settings.max_message_bytes),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+        # gRPC sets SO_REUSEPORT by default on Linux: two servers on one port share its calls.
+        ("grpc.so_reuseport", 0),
     ]
+    if settings.max_connection_age_seconds:
+        # Clients reconnect (and re-resolve) after this age, spreading over replicas added since;
+        # running calls get the grace period to finish.
+        options += [
+            ("grpc.max_connection_age_ms", int(settings.max_connection_age_seconds * 1000)),
+            ("grpc.max_connection_age_grace_ms", int(settings.grace_seconds * 1000)),
+        ]
     # The limit lives in the interceptor, not in gRPC's maximum_concurrent_rpcs: that one counts
     # health checks and reflection too, so a server full of idle streams failed its probes.
     authenticator = Authenticator(settings.auth) if settings.auth.enabled else None
@@ -124,12 +147,18 @@ def create_server(
         server,
     )
     address = f"{settings.host}:{settings.port}"
-    if settings.tls.serves_tls:
-        port = server.add_secure_port(address, server_credentials(settings.tls))
-    else:
-        port = server.add_insecure_port(address)
+    try:
+        if settings.tls.serves_tls:
+            port = server.add_secure_port(address, server_credentials(settings.tls))
+        else:
+            port = server.add_insecure_port(address)
+    except RuntimeError:  # gRPC's "Failed to bind", whatever the cause
+        port = 0
     if port == 0:
-        raise OSError(f"cannot bind {address}")
+        raise PortUnavailable(
+            f"cannot listen on {address} for the {name} service: another server is using the port, "
+            "or the address is not one of this machine's"
+        )
     _warn_if_exposed(name, settings)
     return GlossatorServer(
         name,
@@ -141,6 +170,10 @@ def create_server(
         settings.drain_seconds,
         settings.exit_margin_seconds,
     )
+
+
+class PortUnavailable(OSError):
+    """The server's address cannot be bound (in use, or not local)."""
 
 
 def _warn_if_exposed(name: str, settings: ServiceSettings) -> None:

@@ -34,6 +34,12 @@ class ServiceSettings(BaseSettings):
         description="RPCs served at once; past it new calls get RESOURCE_EXHAUSTED (health checks and "
         "reflection are never refused).",
     )
+    max_connection_age_seconds: float = Field(
+        0,
+        ge=0,
+        description="Servers close a client connection after this age (0: never), so that clients "
+        "reconnect and spread over replicas added since; about 60 s behind a Kubernetes Service.",
+    )
     grace_seconds: float = Field(
         10.0, ge=0, description="On SIGTERM, how long running RPCs may take to finish before cancellation."
     )

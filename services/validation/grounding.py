@@ -193,6 +193,9 @@ class GroundingChecker(Protocol):
         stop: StopSignal | None = None,
     ) -> GroundingResult: ...
 
+    async def warm_up(self) -> None:
+        """Makes the first real check as fast as the next (loads what it loads lazily)."""
+
 
 @dataclass(frozen=True)
 class ClaimAssessment:
@@ -358,6 +361,13 @@ class OfflineChecker:
         # Answers cite the same chunks again and again, and an extractive answer's claims are
         # sentences of them: most texts to compare were embedded for an earlier answer.
         self._embed = EmbeddingCache(lambda texts: self._model().embed(texts))
+
+    async def warm_up(self) -> None:
+        """One small check: loads the embedding model and every analyser a first check would wait
+        for (over 12 s in a fresh process, past the agent's validation deadline)."""
+        await asyncio.to_thread(self._embed, ["A lidar measures distance."])
+        context = [ContextChunk("1", "A lidar measures distance by timing laser pulses.", "")]
+        await self.check("What does a lidar measure?", "A lidar measures distance [1].", context, [], None)
 
     async def check(
         self,

@@ -64,6 +64,10 @@ class LlmJudgeChecker:
         self._timeout = timeout
         self.config = config or GroundingConfig()
 
+    async def warm_up(self) -> None:
+        """Loads the claim splitter; the judge itself is remote."""
+        await asyncio.to_thread(split_answer, "A lidar measures distance.", self.config)
+
     async def check(
         self,
         query: str,

@@ -29,11 +29,13 @@ def make_checker(settings: ValidationSettings):
 
 async def build_server(settings: ValidationSettings | None = None) -> tuple[GlossatorServer, int]:
     settings = settings or ValidationSettings()
-    servicer = ValidationServicer(make_checker(settings), settings)
+    checker = make_checker(settings)
+    servicer = ValidationServicer(checker, settings)
 
     def register(server) -> list[str]:
         validation_pb2_grpc.add_ValidationServiceServicer_to_server(servicer, server)
         return [SERVICE_NAME]
 
     server = create_server("validation", settings, register)
+    server.warmups.append(checker.warm_up)
     return server, server.port
