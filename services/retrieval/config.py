@@ -71,6 +71,12 @@ class RetrievalSettings(ServiceSettings):
     max_collections: int = Field(
         100, ge=1, description="Collections this server holds; an Ingest into one more is RESOURCE_EXHAUSTED."
     )
+    collection_idle_seconds: float = Field(
+        600.0,
+        ge=0,
+        description="A collection no call has used for this long is closed, freeing its threads and memory, "
+        "and reopened from disk by the next call (edge backend; 0: collections stay open).",
+    )
     max_concurrent_ingests: int = Field(
         4,
         ge=1,

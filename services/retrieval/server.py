@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc
+from services.common.logging import get_logger
 from services.common.server import GlossatorServer, create_server
 from services.retrieval.config import RetrievalSettings
 from services.retrieval.embed import EmbeddingProvider, LocalEmbeddingProvider, OpenAIEmbeddingProvider
 from services.retrieval.indexer import ChunkingConfig, Indexer
 from services.retrieval.search import Searcher
 from services.retrieval.servicer import RetrievalServicer
-from services.retrieval.store import open_store
+from services.retrieval.store import VectorStore, open_store
 
 SERVICE_NAME = retrieval_pb2.DESCRIPTOR.services_by_name["RetrievalService"].full_name
+# With auth on, only admins change the book (Ingest also creates collections).
+ADMIN_METHODS = frozenset({f"/{SERVICE_NAME}/Ingest", f"/{SERVICE_NAME}/DeleteDocuments"})
+log = get_logger("glossator.retrieval")
+# Longest wait between two looks for idle collections.
+_IDLE_CHECK_MAX_S = 60.0
 
 
 def make_embedder(settings: RetrievalSettings) -> EmbeddingProvider:
@@ -25,6 +32,21 @@ def make_embedder(settings: RetrievalSettings) -> EmbeddingProvider:
             settings.embedding_dimensions,
         )
     return LocalEmbeddingProvider()
+
+
+async def _close_idle_forever(store: VectorStore, idle_seconds: float) -> None:
+    """Closes the collections idle for idle_seconds, looking every min(60 s, idle_seconds / 2): one
+    is closed at most that period after it became idle. A failure is logged and retried."""
+    period = min(_IDLE_CHECK_MAX_S, idle_seconds / 2)
+    while True:
+        await asyncio.sleep(period)
+        try:
+            closed = await asyncio.to_thread(store.close_idle, idle_seconds)
+        except Exception:
+            log.warning("collection_close_failed", exc_info=True)
+            continue
+        for name in closed:
+            log.info("collection_closed", collection=name, idle_seconds=idle_seconds)
 
 
 async def build_server(settings: RetrievalSettings | None = None) -> tuple[GlossatorServer, int]:
@@ -56,11 +78,26 @@ async def build_server(settings: RetrievalSettings | None = None) -> tuple[Gloss
         retrieval_pb2_grpc.add_RetrievalServiceServicer_to_server(servicer, server)
         return [SERVICE_NAME]
 
-    server = create_server("retrieval", settings, register)
+    server = create_server("retrieval", settings, register, ADMIN_METHODS)
+    idle_seconds = settings.collection_idle_seconds
+    closer = (
+        asyncio.get_running_loop().create_task(_close_idle_forever(store, idle_seconds))
+        if idle_seconds
+        else None
+    )
 
     async def close() -> None:
+        if closer is not None:
+            closer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await closer
         await searcher.close()
         await asyncio.to_thread(store.close)
 
+    async def warm_up() -> None:
+        """The local model's first forward pass (it always counts tokens, whichever model embeds)."""
+        await asyncio.to_thread(LocalEmbeddingProvider().embed, ["warm up"])
+
     server.cleanups.append(close)
+    server.warmups.append(warm_up)
     return server, server.port

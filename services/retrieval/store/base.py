@@ -234,5 +234,14 @@ class VectorStore(ABC):
         """
 
     @abstractmethod
+    def close_idle(self, idle_seconds: float) -> list[str]:
+        """Closes the collections no operation has used for idle_seconds; returns their names.
+
+        An open collection of the embedded engine holds threads and memory (about 16 and 70 MB),
+        and a server that has seen many collections would otherwise keep them all. A collection
+        is never closed while an operation on it runs, and the next one reopens it from disk.
+        """
+
+    @abstractmethod
     def close(self) -> None:
         """Flushes and releases everything; the store is unusable afterwards."""

@@ -169,6 +169,9 @@ class QdrantClientStore(EngineStore):
     def optimize(self, name: str) -> None:
         self._manifest(name)  # the server optimises in the background; only the name is checked
 
+    def close_idle(self, idle_seconds: float) -> list[str]:
+        return []  # the server holds its collections; this process opens nothing per collection
+
     def close(self) -> None:
         with self._serial:
             self._client.close()
