@@ -129,10 +129,10 @@ def create_server(
     ]
     if settings.max_connection_age_seconds:
         # Clients reconnect (and re-resolve) after this age, spreading over replicas added since;
-        # running calls get the grace period to finish.
+        # calls running on the old connection may go on for the age grace.
         options += [
             ("grpc.max_connection_age_ms", int(settings.max_connection_age_seconds * 1000)),
-            ("grpc.max_connection_age_grace_ms", int(settings.grace_seconds * 1000)),
+            ("grpc.max_connection_age_grace_ms", int(settings.max_connection_age_grace_seconds * 1000)),
         ]
     # The limit lives in the interceptor, not in gRPC's maximum_concurrent_rpcs: that one counts
     # health checks and reflection too, so a server full of idle streams failed its probes.

@@ -40,6 +40,12 @@ class ServiceSettings(BaseSettings):
         description="Servers close a client connection after this age (0: never), so that clients "
         "reconnect and spread over replicas added since; about 60 s behind a Kubernetes Service.",
     )
+    max_connection_age_grace_seconds: float = Field(
+        3600,
+        ge=0,
+        description="How long calls running on a connection past its maximum age may go on before "
+        "it is closed under them: at least the longest call (an Ingest, an answer).",
+    )
     grace_seconds: float = Field(
         10.0, ge=0, description="On SIGTERM, how long running RPCs may take to finish before cancellation."
     )
