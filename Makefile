@@ -56,3 +56,14 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) .glossator .pytest_cache .ruff_cache
+
+.PHONY: lock check-image
+
+# requirements.lock (the container image's pinned versions) from what .venv has installed.
+lock: setup
+	$(PY) scripts/lock.py
+
+# Builds a clean virtualenv from requirements.lock as the Dockerfile does and runs the entrypoint
+# in it (read-only root, no network, when run as root); about 1-2 minutes. `make test` runs it too.
+check-image:
+	bash scripts/check-image-env.sh

