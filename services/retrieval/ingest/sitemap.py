@@ -1,7 +1,9 @@
 """Crawling a live site by its sitemap.xml: the pages it lists, fetched politely with httpx.
 
 Politeness: at most `concurrency` requests in flight, a per-request timeout, an honest
-User-Agent, no retries. Pages come back in sitemap order whatever order they finish in, so a
+User-Agent, and what politeness.py adds: robots.txt and its Crawl-delay obeyed (a disallowed page
+is a SourceError, not skipped in silence), a request rate per site, 429 and 503 retried after
+their Retry-After. Pages come back in sitemap order whatever order they finish in, so a
 crawl is reproducible. A page that cannot be fetched is a SourceError for that page; only a
 sitemap that cannot be read at all (the one given) ends the crawl, with SitemapError.
 """
@@ -19,8 +21,16 @@ import httpx
 from lxml import etree
 
 from services.retrieval.ingest.documents import DEFAULT_MAX_DOCUMENT_BYTES, SourceDocument, SourceError
+from services.retrieval.ingest.politeness import (
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_REQUESTS_PER_SECOND,
+    USER_AGENT,
+    Disallowed,
+    Politeness,
+    TooLarge,
+    describe,
+)
 
-USER_AGENT = "Glossator-ingest/0.1 (documentation indexer)"
 DEFAULT_TIMEOUT_SECONDS = 15.0
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024  # the sitemaps.org limit for one uncompressed sitemap
 _MAX_SITEMAPS = 1000
@@ -39,25 +49,37 @@ async def crawl_sitemap(
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     max_pages: int | None = None,
     max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES,
+    requests_per_second: float = DEFAULT_REQUESTS_PER_SECOND,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
 ) -> AsyncIterator[SourceDocument | SourceError]:
     """The pages listed by the sitemap (sitemap indexes followed), as HTML SourceDocuments whose
-    source_path is the listed URL and source_url the URL the page was finally served from."""
+    source_path is the listed URL and source_url the URL the page was finally served from.
+
+    requests_per_second is per site (a slower Crawl-delay wins); max_attempts counts the first."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
     if max_pages is not None and max_pages < 1:
         raise ValueError(f"max_pages must be at least 1 (or None for all), not {max_pages}")
-    limits = httpx.Limits(max_connections=concurrency)
-    headers = {"User-Agent": USER_AGENT}
-    async with httpx.AsyncClient(
-        timeout=timeout, limits=limits, headers=headers, follow_redirects=True
-    ) as client:
-        pages, failed_sitemaps = await _page_urls(client, sitemap_url, max_pages)
+    politeness = Politeness(
+        timeout=timeout, requests_per_second=requests_per_second, max_attempts=max_attempts
+    )
+    async with (
+        politeness,
+        httpx.AsyncClient(
+            timeout=timeout,
+            limits=httpx.Limits(max_connections=concurrency),
+            headers={"User-Agent": USER_AGENT},
+            follow_redirects=True,
+            event_hooks=politeness.event_hooks,
+        ) as client,
+    ):
+        pages, failed_sitemaps = await _page_urls(client, politeness, sitemap_url, max_pages)
         for failure in failed_sitemaps:
             yield failure
         pending: deque[asyncio.Task[SourceDocument | SourceError]] = deque()
         try:
             for url in pages:
-                pending.append(asyncio.create_task(_fetch_page(client, url, max_bytes)))
+                pending.append(asyncio.create_task(_fetch_page(client, politeness, url, max_bytes)))
                 if len(pending) >= concurrency:
                     yield await pending.popleft()
             while pending:
@@ -68,7 +90,7 @@ async def crawl_sitemap(
 
 
 async def _page_urls(
-    client: httpx.AsyncClient, sitemap_url: str, max_pages: int | None
+    client: httpx.AsyncClient, politeness: Politeness, sitemap_url: str, max_pages: int | None
 ) -> tuple[list[str], list[SourceError]]:
     """Page URLs in sitemap order (duplicates dropped) and the nested sitemaps that failed."""
     pages: dict[str, None] = {}
@@ -78,7 +100,7 @@ async def _page_urls(
     while queue and len(seen) <= _MAX_SITEMAPS and (max_pages is None or len(pages) < max_pages):
         url = queue.popleft()
         try:
-            kind, locations = _parse_sitemap(await _fetch_sitemap(client, url))
+            kind, locations = _parse_sitemap(await _fetch_sitemap(client, politeness, url))
         except SitemapError as error:
             if url == sitemap_url:
                 raise
@@ -94,12 +116,14 @@ async def _page_urls(
     return (urls if max_pages is None else urls[:max_pages]), failures
 
 
-async def _fetch_sitemap(client: httpx.AsyncClient, url: str) -> bytes:
+async def _fetch_sitemap(client: httpx.AsyncClient, politeness: Politeness, url: str) -> bytes:
     try:
-        body, response = await _get(client, url, MAX_SITEMAP_BYTES)
+        body, response = await politeness.get(client, url, MAX_SITEMAP_BYTES)
     except httpx.HTTPError as error:
-        raise SitemapError(f"cannot fetch sitemap {url}: {_describe(error)}") from error
-    except _TooLarge as error:
+        raise SitemapError(f"cannot fetch sitemap {url}: {describe(error)}") from error
+    except Disallowed as error:
+        raise SitemapError(f"cannot fetch sitemap {url}: {error}") from error
+    except TooLarge as error:
         raise SitemapError(f"sitemap {url} is over {MAX_SITEMAP_BYTES:,} bytes") from error
     if response.status_code != 200:
         raise SitemapError(f"cannot fetch sitemap {url}: HTTP {response.status_code}")
@@ -130,12 +154,16 @@ def _parse_sitemap(body: bytes) -> tuple[str, list[str]]:
     return kind, locations
 
 
-async def _fetch_page(client: httpx.AsyncClient, url: str, max_bytes: int) -> SourceDocument | SourceError:
+async def _fetch_page(
+    client: httpx.AsyncClient, politeness: Politeness, url: str, max_bytes: int
+) -> SourceDocument | SourceError:
     try:
-        body, response = await _get(client, url, max_bytes)
+        body, response = await politeness.get(client, url, max_bytes)
     except httpx.HTTPError as error:
-        return SourceError(source_path=url, message=f"cannot fetch the page: {_describe(error)}")
-    except _TooLarge:
+        return SourceError(source_path=url, message=f"cannot fetch the page: {describe(error)}")
+    except Disallowed as error:
+        return SourceError(source_path=url, message=str(error))
+    except TooLarge:
         return SourceError(source_path=url, message=f"page is over the limit of {max_bytes:,} bytes")
     if response.status_code != 200:
         return SourceError(source_path=url, message=f"cannot fetch the page: HTTP {response.status_code}")
@@ -155,22 +183,3 @@ def _charset(response: httpx.Response, body: bytes) -> str:
         return codecs.lookup(declared).name if declared else "utf-8"
     except LookupError:
         return "utf-8"
-
-
-class _TooLarge(Exception):
-    pass
-
-
-async def _get(client: httpx.AsyncClient, url: str, max_bytes: int) -> tuple[bytes, httpx.Response]:
-    """The body (read no further than max_bytes) and the response."""
-    async with client.stream("GET", url) as response:
-        body = bytearray()
-        async for part in response.aiter_bytes():
-            body.extend(part)
-            if len(body) > max_bytes:
-                raise _TooLarge
-        return bytes(body), response
-
-
-def _describe(error: httpx.HTTPError) -> str:
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
