@@ -1,0 +1,1 @@
+"""Glossator protobuf contracts (the glossator-client distribution: stubs only, no server code)."""
