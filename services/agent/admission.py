@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 
 from services.common.errors import ResourceExhausted
+from services.common.metrics import ANSWERS_IN_FLIGHT
 
 # Recent answer durations the estimate is the median of.
 _WINDOW = 32
@@ -62,11 +63,13 @@ class Admission:
         finally:
             self._waiting -= 1
         self._running += 1
+        ANSWERS_IN_FLIGHT.inc()
         started = time.monotonic()
         try:
             yield
         finally:
             self._running -= 1
+            ANSWERS_IN_FLIGHT.dec()
             self._slots.release()
             self._durations.append(time.monotonic() - started)
 

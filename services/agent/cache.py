@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Generic, TypeVar
 
 from glossator.v1 import common_pb2
+from services.common.metrics import count_cache_lookup
 
 T = TypeVar("T")
 
@@ -52,6 +53,11 @@ class ResponseCache(Generic[T]):
         return self._ttl > 0
 
     def get(self, key: str) -> T | None:
+        value = self._lookup(key)
+        count_cache_lookup("response", hit=value is not None)
+        return value
+
+    def _lookup(self, key: str) -> T | None:
         entry = self._entries.get(key)
         if entry is None:
             return None

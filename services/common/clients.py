@@ -2,7 +2,8 @@
 
 Channels keep connections alive and retry UNAVAILABLE through the gRPC service config (so a
 restarting peer is absorbed transparently); every call carries a deadline, derived from the
-incoming call's own deadline when there is one. A channel made with `ChannelSecurity` dials TLS
+incoming call's own deadline when there is one, and the `x-request-id` of the call being served,
+and, when tracing is on, the W3C trace context. A channel made with `ChannelSecurity` dials TLS
 (verifying the server, presenting a client certificate for mTLS) and sends a bearer token on
 every call.
 """
@@ -14,10 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import grpc
+import structlog
 
 from services.common.auth import AUTHORIZATION_KEY, AuthSettings, caller
 from services.common.errors import DeadlineExceeded
+from services.common.interceptors import REQUEST_ID_KEY
 from services.common.tls import TlsSettings, channel_credentials
+from services.common.tracing import client_interceptors
 
 TokenSource = Callable[[], str | None]
 
@@ -95,8 +99,7 @@ def make_channel(
         ("grpc.max_receive_message_length", max_message_bytes),
         ("grpc.max_send_message_length", max_message_bytes),
     ]
-    token = security.token
-    interceptors = [factory(token) for factory in _BEARER_INTERCEPTORS] if token is not None else None
+    interceptors = [*client_interceptors(), *(kind(security.token) for kind in _METADATA_INTERCEPTORS)]
     if security.tls is None:
         return grpc.aio.insecure_channel(target, options=options, interceptors=interceptors)
     if security.tls.server_name:
@@ -105,45 +108,56 @@ def make_channel(
     return grpc.aio.secure_channel(target, credentials, options=options, interceptors=interceptors)
 
 
-class _BearerToken:
-    """Adds `authorization: Bearer <token>` to a call's metadata when the source has a token."""
+class _OutgoingMetadata:
+    """Adds to a call's metadata the request id of the call being served (so the services a call
+    reaches log under the caller's `x-request-id`), unless the call names one itself, and
+    `authorization: Bearer <token>` when the source has a token."""
 
-    def __init__(self, token: TokenSource) -> None:
+    def __init__(self, token: TokenSource | None) -> None:
         self._token = token
 
-    def _with_token(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
-        token = self._token()
-        if not token:
+    def _with_metadata(self, details: grpc.aio.ClientCallDetails) -> grpc.aio.ClientCallDetails:
+        request_id = structlog.contextvars.get_contextvars().get("request_id")
+        token = self._token() if self._token is not None else None
+        if not request_id and not token:
             return details
         metadata = grpc.aio.Metadata(*(details.metadata or ()))
-        metadata[AUTHORIZATION_KEY] = f"Bearer {token}"
+        if request_id and REQUEST_ID_KEY not in metadata:
+            metadata[REQUEST_ID_KEY] = request_id
+        if token:
+            metadata[AUTHORIZATION_KEY] = f"Bearer {token}"
         return grpc.aio.ClientCallDetails(
             details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
         )
 
 
 # grpc.aio files an interceptor under one kind of call only, so each kind has its own class.
-class _UnaryUnaryBearer(_BearerToken, grpc.aio.UnaryUnaryClientInterceptor):
+class _UnaryUnaryMetadata(_OutgoingMetadata, grpc.aio.UnaryUnaryClientInterceptor):
     async def intercept_unary_unary(self, continuation, client_call_details, request):
-        return await continuation(self._with_token(client_call_details), request)
+        return await continuation(self._with_metadata(client_call_details), request)
 
 
-class _UnaryStreamBearer(_BearerToken, grpc.aio.UnaryStreamClientInterceptor):
+class _UnaryStreamMetadata(_OutgoingMetadata, grpc.aio.UnaryStreamClientInterceptor):
     async def intercept_unary_stream(self, continuation, client_call_details, request):
-        return await continuation(self._with_token(client_call_details), request)
+        return await continuation(self._with_metadata(client_call_details), request)
 
 
-class _StreamUnaryBearer(_BearerToken, grpc.aio.StreamUnaryClientInterceptor):
+class _StreamUnaryMetadata(_OutgoingMetadata, grpc.aio.StreamUnaryClientInterceptor):
     async def intercept_stream_unary(self, continuation, client_call_details, request_iterator):
-        return await continuation(self._with_token(client_call_details), request_iterator)
+        return await continuation(self._with_metadata(client_call_details), request_iterator)
 
 
-class _StreamStreamBearer(_BearerToken, grpc.aio.StreamStreamClientInterceptor):
+class _StreamStreamMetadata(_OutgoingMetadata, grpc.aio.StreamStreamClientInterceptor):
     async def intercept_stream_stream(self, continuation, client_call_details, request_iterator):
-        return await continuation(self._with_token(client_call_details), request_iterator)
+        return await continuation(self._with_metadata(client_call_details), request_iterator)
 
 
-_BEARER_INTERCEPTORS = (_UnaryUnaryBearer, _UnaryStreamBearer, _StreamUnaryBearer, _StreamStreamBearer)
+_METADATA_INTERCEPTORS = (
+    _UnaryUnaryMetadata,
+    _UnaryStreamMetadata,
+    _StreamUnaryMetadata,
+    _StreamStreamMetadata,
+)
 
 
 def deadline_from(context: grpc.aio.ServicerContext | None, default_seconds: float) -> float:

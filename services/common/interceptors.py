@@ -3,9 +3,10 @@
 Per call it binds request_id / rpc / peer to the log context (request_id from `x-request-id`
 metadata when it is 1-128 characters of [A-Za-z0-9._:-], else made up: it lands in every log
 line, so a client must not choose what it looks like) and returns the request_id in trailing
-metadata, records Prometheus count, latency and status code, and turns domain errors into gRPC
-statuses with google.rpc details. An unexpected exception is logged with its traceback and
-answered INTERNAL with the request_id, never with the exception text.
+metadata, records Prometheus count, latency, status code and calls in flight, and turns domain
+errors into gRPC statuses with google.rpc details. An unexpected exception is answered INTERNAL
+with the request_id, never with the exception text. Each call ends in one log line, `rpc_done`:
+a failed one carries its code, message, reason and ms (an unexpected exception its traceback).
 
 It also enforces the server's limit of concurrent RPCs (RESOURCE_EXHAUSTED past it) and, when
 auth is on, verifies the caller's bearer token and role (UNAUTHENTICATED, PERMISSION_DENIED),
@@ -33,7 +34,7 @@ from grpc_status import rpc_status
 from services.common.auth import Authenticator, role_for
 from services.common.errors import ERROR_DOMAIN, FieldViolation, GlossatorError, InvalidArgument
 from services.common.limits import ConcurrencyLimit
-from services.common.metrics import RPC_LATENCY, RPC_REQUESTS
+from services.common.metrics import rpc_finished, rpc_started
 
 REQUEST_ID_KEY = "x-request-id"
 # gRPC's retry pushback trailer: a negative value tells the client's retry policy not to retry.
@@ -102,6 +103,9 @@ class _Call:
         self.start = time.perf_counter()
         self.code = grpc.StatusCode.OK
         self.cancelled = False
+        # What rpc_done says of a failure: message and reason, and exc_info when unexpected.
+        self.failure: dict[str, Any] = {}
+        rpc_started(service, method)
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(
             request_id=self.request_id, rpc=f"{service}/{method}", peer=context.peer()
@@ -122,10 +126,10 @@ class _Call:
         if isinstance(error, GlossatorError):
             status = status_for(error)
             self.code = status.code
-            log.info("rpc_error", code=status.code.name, message=error.message, reason=error.reason or None)
+            self.failure = {"message": error.message, "reason": error.reason or None}
             await self.context.abort(status.code, status.details, tuple(status.trailing_metadata) + trailer)
-        log.exception("rpc_unexpected_error", exc_info=error)
         self.code = grpc.StatusCode.INTERNAL
+        self.failure = {"message": str(error), "reason": None, "exc_info": error}
         await self.context.abort(
             grpc.StatusCode.INTERNAL, f"internal error (request_id={self.request_id})", trailer
         )
@@ -140,9 +144,9 @@ class _Call:
         if not isinstance(code, grpc.StatusCode):
             code = self.code
         elapsed = time.perf_counter() - self.start
-        RPC_REQUESTS.labels(self.service, self.method, code.name).inc()
-        RPC_LATENCY.labels(self.service, self.method).observe(elapsed)
-        log.info("rpc_done", code=code.name, ms=round(elapsed * 1000, 2))
+        rpc_finished(self.service, self.method, code.name, elapsed)
+        write = log.error if "exc_info" in self.failure else log.info
+        write("rpc_done", code=code.name, ms=round(elapsed * 1000, 2), **self.failure)
 
 
 class ObservabilityInterceptor(grpc.aio.ServerInterceptor):

@@ -1,12 +1,22 @@
-"""Prometheus metrics of a process: per RPC and per pipeline stage."""
+"""Prometheus metrics of a process: per RPC, per pipeline stage, per ingest and per cache.
+
+Names follow Prometheus conventions (base units, `_seconds`, `_total` on counters). One process
+may host all three services (`glossator up`), so a stage is labelled with the service of the
+call it runs in, which the interceptor records per call: the agent's round trip to validation
+is (AgentService, validation), the validation server's own check (ValidationService, validation).
+deploy/grafana/glossator.json charts every metric here.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
-from prometheus_client import Counter, Histogram, start_http_server
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
+
+from services.common.tracing import stage_span
 
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
@@ -19,21 +29,73 @@ RPC_LATENCY = Histogram(
     ["service", "method"],
     buckets=_LATENCY_BUCKETS,
 )
+RPCS_IN_FLIGHT = Gauge(
+    "glossator_rpcs_in_flight", "RPCs being handled now, by method.", ["service", "method"]
+)
 STAGE_LATENCY = Histogram(
     "glossator_stage_duration_seconds",
-    "Time of one pipeline stage (embedding, search, generation, validation, ...).",
-    ["stage"],
+    "Time of one pipeline stage (embedding, search, generation, validation, ...), by the service "
+    "whose call ran it.",
+    ["service", "stage"],
     buckets=_LATENCY_BUCKETS,
 )
+ANSWERS_IN_FLIGHT = Gauge(
+    "glossator_answers_in_flight", "Answers the agent is running now (admitted: generating or validating)."
+)
+# By collection: a server holds at most max_collections of them.
+INGEST_DOCUMENTS = Counter(
+    "glossator_ingest_documents_total",
+    "Documents ingests went through, by collection and outcome (indexed, unchanged, failed, deleted).",
+    ["collection", "outcome"],
+)
+INGEST_CHUNKS_WRITTEN = Counter(
+    "glossator_ingest_chunks_written_total", "Chunks ingests wrote, by collection.", ["collection"]
+)
+INGEST_CHUNKS_DELETED = Counter(
+    "glossator_ingest_chunks_deleted_total",
+    "Chunks ingests deleted (stale after a change, or of pruned documents), by collection.",
+    ["collection"],
+)
+CACHE_LOOKUPS = Counter(
+    "glossator_cache_lookups_total",
+    "Cache lookups, by cache (query_embedding, response) and result (hit, miss).",
+    ["cache", "result"],
+)
+
+# The gRPC service of the call this context serves; asyncio tasks and to_thread inherit it.
+_CALL_SERVICE: ContextVar[str] = ContextVar("glossator_call_service", default="")
+
+
+def rpc_started(service: str, method: str) -> None:
+    """Counts the call in flight; the stages it runs from now on are labelled with its service."""
+    _CALL_SERVICE.set(service)
+    RPCS_IN_FLIGHT.labels(service, method).inc()
+
+
+def rpc_finished(service: str, method: str, code: str, seconds: float) -> None:
+    RPCS_IN_FLIGHT.labels(service, method).dec()
+    RPC_REQUESTS.labels(service, method, code).inc()
+    RPC_LATENCY.labels(service, method).observe(seconds)
 
 
 @contextmanager
 def observe_stage(stage: str) -> Iterator[None]:
     start = time.perf_counter()
     try:
-        yield
+        with stage_span(stage):  # a span of the current trace, when tracing is on
+            yield
     finally:
-        STAGE_LATENCY.labels(stage).observe(time.perf_counter() - start)
+        STAGE_LATENCY.labels(_CALL_SERVICE.get(), stage).observe(time.perf_counter() - start)
+
+
+def count_ingested(collection: str, outcome: str, chunks_written: int, chunks_deleted: int) -> None:
+    INGEST_DOCUMENTS.labels(collection, outcome).inc()
+    INGEST_CHUNKS_WRITTEN.labels(collection).inc(chunks_written)
+    INGEST_CHUNKS_DELETED.labels(collection).inc(chunks_deleted)
+
+
+def count_cache_lookup(cache: str, *, hit: bool) -> None:
+    CACHE_LOOKUPS.labels(cache, "hit" if hit else "miss").inc()
 
 
 def start_metrics_endpoint(host: str, port: int) -> int:

@@ -1,7 +1,8 @@
 """One way to build and run a grpc.aio server.
 
-`create_server` gives every service the same runtime: the observability interceptor, health
-(grpc.health.v1) and reflection, message size and concurrency limits, a port of its own (no
+`create_server` gives every service the same runtime: the observability interceptor (and the
+tracing one, when OTEL_* variables turn tracing on), health (grpc.health.v1) and reflection,
+message size and concurrency limits, a port of its own (no
 SO_REUSEPORT: a second server on a port in use fails instead of silently taking half its calls),
 and a maximum connection age, so that clients' connections rebalance over new replicas. Health
 says SERVING only once the service's warm-ups ran (models loaded, a first call made): a
@@ -36,6 +37,7 @@ from services.common.auth import Authenticator
 from services.common.interceptors import ObservabilityInterceptor
 from services.common.settings import ServiceSettings
 from services.common.tls import server_credentials
+from services.common.tracing import flush_tracing, server_interceptors
 
 log = structlog.get_logger("glossator.server")
 
@@ -138,7 +140,9 @@ def create_server(
     # health checks and reflection too, so a server full of idle streams failed its probes.
     authenticator = Authenticator(settings.auth) if settings.auth.enabled else None
     interceptor = ObservabilityInterceptor(settings.max_concurrent_rpcs, authenticator, admin_methods)
-    server = grpc.aio.server(interceptors=[interceptor], options=options)
+    # Tracing first: its span covers the whole call, and the observability interceptor, which keeps
+    # one wrapped handler per method, sees the same handler every time.
+    server = grpc.aio.server(interceptors=[*server_interceptors(), interceptor], options=options)
     service_names = list(register(server))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -169,6 +173,7 @@ def create_server(
         settings.grace_seconds,
         settings.drain_seconds,
         settings.exit_margin_seconds,
+        cleanups=[flush_tracing],  # the last to run: spans of the calls that just ended
     )
 
 

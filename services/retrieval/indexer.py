@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 
 from services.common.errors import Aborted
-from services.common.metrics import observe_stage
+from services.common.metrics import count_ingested, observe_stage
 from services.retrieval.embed import EmbeddingProvider
 from services.retrieval.ingest import (
     RULES_VERSION,
@@ -135,11 +135,11 @@ class Indexer:
                 async for item in items:
                     outcome, written, deleted = await self._one(collection, item, base_url)
                     seen.add(outcome.document_id)
-                    totals.count(outcome, written, deleted)
+                    _count(collection, totals, outcome, written, deleted)
                     yield outcome, totals
                 if prune:
                     async for outcome, deleted in self._prune(collection, seen):
-                        totals.count(outcome, 0, deleted)
+                        _count(collection, totals, outcome, 0, deleted)
                         yield outcome, totals
             finally:
                 await asyncio.to_thread(self._store.optimize, collection)
@@ -256,6 +256,14 @@ class Indexer:
         for record in gone:
             result = await asyncio.to_thread(self._store.delete_documents, collection, [record.document_id])
             yield DocumentOutcome(record.document_id, record.source_path, "deleted"), result.deleted_chunks
+
+
+def _count(
+    collection: str, totals: IngestTotals, outcome: DocumentOutcome, written: int, deleted: int
+) -> None:
+    """Into the run's totals (its client's progress) and the process's metrics (its operators')."""
+    totals.count(outcome, written, deleted)
+    count_ingested(collection, outcome.status, written, deleted)
 
 
 def _stored(draft: ChunkDraft, indexed_at: datetime) -> Chunk:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from services.common.errors import FailedPrecondition
-from services.common.metrics import observe_stage
+from services.common.metrics import count_cache_lookup, observe_stage
 from services.retrieval.embed import EmbeddingProvider, QueryBatcher, QueryEmbeddingCache
 from services.retrieval.sparse import SparseEncoder
 from services.retrieval.store import SearchFilters, SearchHit, SearchMode, VectorStore
@@ -78,6 +78,7 @@ class Searcher:
         if query.mode == SearchMode.SPARSE:
             return np.zeros(self._embedder.dimensions, dtype=np.float32), False, 0.0
         vector = self._cache.get(query.text)
+        count_cache_lookup("query_embedding", hit=vector is not None)
         if vector is not None:
             return vector, True, 0.0
         start = time.perf_counter()
