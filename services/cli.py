@@ -1,13 +1,96 @@
-"""The `glossator` command."""
+"""The `glossator` command.
+
+Command modules are imported only once their command is chosen (they import gRPC, protobuf and the
+services): `glossator --help` and `--version` import argparse alone.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import sys
+from pathlib import Path
+from typing import NamedTuple
 
-from services.common.logging import configure_logging
+from services.commands import exit_codes
 
 SERVICES = ("retrieval", "validation", "agent")
+
+
+class Command(NamedTuple):
+    """A command defined in a module of services.commands: `add` makes its parser (and those of
+    the module's other commands); `summary` is its line in `glossator --help`, here so that the
+    listing needs no import."""
+
+    module: str
+    add: str
+    summary: str
+
+
+COMMANDS = {
+    "demo": Command("demo", "add_parser", "start the embedded suite, ingest docs/, ask, stream the answer"),
+    "ingest": Command(
+        "ingest", "add_parser", "ingest a folder of Markdown/MDX/HTML/text files or a site's sitemap.xml"
+    ),
+    "search": Command("search", "add_parser", "search a collection (hybrid, dense or sparse)"),
+    "ask": Command("ask", "add_parsers", "ask one question; the answer streams, sources follow"),
+    "chat": Command(
+        "ask", "add_parsers", "a conversation: one session across questions (/help lists the chat commands)"
+    ),
+    "sessions": Command("ask", "add_parsers", "list, show or end your sessions"),
+    "eval": Command("eval", "add_parser", "measure retrieval, grounding or answer quality"),
+}
+
+
+class _LazyCommands(argparse._SubParsersAction):
+    """Subcommands listed from COMMANDS, whose parsers their module makes when one is chosen."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._pending: dict[str, Command] = {}
+
+    def add_lazy(self, name: str, command: Command) -> None:
+        self.add_parser(name, help=command.summary)  # a placeholder: listed, and a valid choice
+        self._pending[name] = command
+
+    def add_parser(self, name: str, **kwargs) -> argparse.ArgumentParser:
+        if self._pending.pop(name, None) is not None:  # the module's parser replaces the placeholder
+            del self._name_parser_map[name]
+            kwargs.pop("help", None)  # listed already, from COMMANDS
+        return super().add_parser(name, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        command = self._pending.get(values[0])
+        if command is not None:
+            module = importlib.import_module(f"services.commands.{command.module}")
+            getattr(module, command.add)(self)
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _VersionAction(argparse.Action):
+    """--version, looked up only when asked for (importlib.metadata takes ~60 ms)."""
+
+    def __init__(self, option_strings, dest, **kwargs) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"glossator {version()}")
+        parser.exit()
+
+
+def version() -> str:
+    """The installed distribution's version; in a source tree that was never installed, pyproject's."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed_version
+
+    try:
+        return installed_version("glossator")
+    except PackageNotFoundError:
+        import tomllib
+
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
 
 
 def _settings_classes() -> dict:
@@ -21,41 +104,51 @@ def _settings_classes() -> dict:
 def documented_settings() -> dict:
     """Every settings table of the configuration reference: the services', then the shared ones."""
     from services.common.auth import AuthSettings
+    from services.common.config_doc import ClientSettings
     from services.common.tls import TlsSettings
 
     shared = {
         "auth (every service and client command)": AuthSettings,
         "tls (every service and client)": TlsSettings,
+        "client (every command that connects to a running suite)": ClientSettings,
     }
     return {**_settings_classes(), **shared}
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    from services.common.logging import configure_logging
     from services.common.server import run_until_signal
     from services.suite import build_service
 
     settings = _settings_classes()[args.service]()
     configure_logging(settings.log_level, settings.log_format)
+    say = _Announcer(settings.log_format)
+    say.data_dirs({args.service: settings})
 
     async def main() -> None:
-        _start_metrics(settings)
+        say.metrics(_start_metrics([settings]))
         server = await build_service(args.service, settings)
-        await run_until_signal([server], on_started=lambda: _say_listening([server], settings.host))
+        await run_until_signal([server], on_started=lambda: say.listening([server], settings.host))
 
     return _serving(main())
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
+    from services.common.logging import configure_logging
     from services.common.server import run_until_signal
     from services.suite import SuiteSettings, build_suite
 
     suite_settings = SuiteSettings.from_env()
-    configure_logging(suite_settings.agent.log_level, args.log_format)
+    services = {name: getattr(suite_settings, name) for name in SERVICES}
+    log_format = args.log_format or ("console" if sys.stderr.isatty() else "json")
+    configure_logging(suite_settings.agent.log_level, log_format)
+    say = _Announcer(log_format)
+    say.data_dirs(services)
 
     async def main() -> None:
-        _start_metrics(suite_settings.agent)  # one endpoint for the one process
+        say.metrics(_start_metrics(services.values()))
         servers = await build_suite(suite_settings)
-        await run_until_signal(servers, on_started=lambda: _say_listening(servers, suite_settings.agent.host))
+        await run_until_signal(servers, on_started=lambda: say.listening(servers, suite_settings.agent.host))
 
     return _serving(main())
 
@@ -72,32 +165,90 @@ def _serving(main) -> int:
         return 2
 
 
-def _start_metrics(settings) -> None:
-    if settings.metrics_port is not None:
-        from services.common.metrics import start_metrics_endpoint
+def _start_metrics(services) -> list[str]:
+    """One /metrics endpoint per distinct port the services configure (a process has one registry:
+    each endpoint serves every service's metrics); returns their URLs."""
+    from services.common.metrics import start_metrics_endpoint
+    from services.common.server import PortUnavailable
 
-        port = start_metrics_endpoint(settings.host, settings.metrics_port)
-        print(f"metrics    on http://{settings.host}:{port}/metrics", file=sys.stderr, flush=True)
+    hosts = {}
+    for settings in services:
+        if settings.metrics_port is not None:
+            hosts.setdefault(settings.metrics_port, settings.host)
+    urls = []
+    for port, host in hosts.items():
+        try:
+            bound = start_metrics_endpoint(host, port)
+        except OSError as error:
+            raise PortUnavailable(
+                f"cannot serve metrics on {host}:{port}: {error.strerror or error}"
+            ) from None
+        urls.append(f"http://{host}:{bound}/metrics")
+    return urls
 
 
-def _say_listening(servers, host: str) -> None:
-    for server in servers:
-        print(f"{server.name:<10} listening on {host}:{server.port}", file=sys.stderr, flush=True)
-    print("ready (Ctrl-C or SIGTERM stops)", file=sys.stderr, flush=True)
+class _Announcer:
+    """The start-up lines of `serve` and `up` on stderr: aligned text for people, or, when the logs
+    are JSON, log events, so that every line of stderr stays one JSON object."""
+
+    def __init__(self, log_format: str) -> None:
+        self._json = log_format == "json"
+
+    def _say(self, text: str, event: str, **fields) -> None:
+        if self._json:
+            from services.common.logging import get_logger
+
+            get_logger("glossator.cli").info(event, **fields)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+    def data_dirs(self, services: dict) -> None:
+        """Where the data goes, made absolute: a relative GLOSSATOR_*_DATA_DIR (the default
+        .glossator) depends on the directory the command was started in."""
+        users: dict[Path, list[str]] = {}
+        for name, settings in services.items():
+            users.setdefault(settings.data_dir.resolve(), []).append(name)
+        for path, names in users.items():
+            which = f" ({', '.join(names)})" if len(users) > 1 else ""
+            self._say(f"data       in {path}{which}", "data_dir", path=str(path), services=names)
+
+    def metrics(self, urls: list[str]) -> None:
+        for url in urls:
+            self._say(f"metrics    on {url}", "metrics_endpoint", url=url)
+
+    def listening(self, servers, host: str) -> None:
+        for server in servers:
+            self._say(
+                f"{server.name:<10} listening on {host}:{server.port}",
+                "listening",
+                service=server.name,
+                address=f"{host}:{server.port}",
+            )
+        self._say("ready (Ctrl-C or SIGTERM stops)", "ready")
 
 
 def _cmd_config(_args: argparse.Namespace) -> int:
-    from services.common.config_doc import config_reference
+    from pydantic import ValidationError
 
-    print(config_reference(documented_settings()), end="")
-    return 0
+    from services.commands import exit_codes
+    from services.common.config_doc import config_reference, validation_problems
+
+    classes = documented_settings()
+    try:
+        print(config_reference(classes, effective=True), end="")
+    except ValidationError as error:
+        for problem in validation_problems(error, classes):
+            print(f"error: {problem}", file=sys.stderr)
+        return exit_codes.INVALID_ARGUMENT
+    return exit_codes.OK
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="glossator", description="Streamed, cited, validated answers about books and docs sites."
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", action=_LazyCommands)
 
     serve = commands.add_parser(
         "serve", help="run one service (settings from GLOSSATOR_<SERVICE>_* env vars)"
@@ -108,26 +259,45 @@ def build_parser() -> argparse.ArgumentParser:
     up = commands.add_parser(
         "up", help="run all three services in one process on loopback ports (the embedded default)"
     )
-    up.add_argument("--log-format", choices=("json", "console"), default="console")
+    up.add_argument(
+        "--log-format",
+        choices=("json", "console"),
+        help="default: console on a terminal, json otherwise (a pipe gets no colour codes)",
+    )
     up.set_defaults(func=_cmd_up)
 
-    from services.commands import ask, demo, ingest, search
-    from services.commands import eval as eval_command
+    for name, command in COMMANDS.items():
+        commands.add_lazy(name, command)
 
-    demo.add_parser(commands)
-    ingest.add_parser(commands)
-    search.add_parser(commands)
-    ask.add_parsers(commands)
-    eval_command.add_parser(commands)
-
-    config = commands.add_parser("config", help="print the configuration reference (every env var)")
+    config = commands.add_parser(
+        "config",
+        help="print the configuration reference (every env var) with the values in effect here",
+        description="Every environment variable with its default, the value this environment and "
+        "./.env give it (secrets masked: shown as ****) and its meaning.",
+    )
     config.set_defaults(func=_cmd_config)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Runs one command; a reader of stdout that went away (`| head`) ends it quietly with
+    exit_codes.BROKEN_PIPE instead of a BrokenPipeError traceback."""
+    try:
+        try:
+            return _run(argv)
+        finally:
+            sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+    except BrokenPipeError:
+        # Whatever is still buffered goes nowhere: the interpreter's own flush would fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return exit_codes.BROKEN_PIPE
+
+
+def _run(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.command not in ("serve", "up"):
+        from services.common.logging import configure_logging
+
         configure_logging("WARNING", "console")  # client commands: only an embedded suite's problems
     return args.func(args)
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 from typing import TextIO
 
 import grpc
 from google.protobuf.json_format import MessageToDict
+from google.protobuf.message import Message
 
 from glossator.v1 import agent_pb2, agent_pb2_grpc
-from services.commands.connect import add_target_option, connection_failed, explain_rpc_error, service_channel
+from services.commands import exit_codes
+from services.commands.connect import add_target_option, exit_code, explain_rpc_error, service_channel
 
 _STATUS = {
     agent_pb2.VALIDATION_STATUS_VALIDATED: "validated",
@@ -80,11 +83,15 @@ def add_parsers(commands) -> None:
     ask.add_argument(
         "--context", action="append", default=[], metavar="KEY=VALUE", help="user context (page, chapter...)"
     )
-    ask.add_argument("--json", action="store_true", help="print the final response as JSON, no streaming")
+    ask.add_argument(
+        "--json", action="store_true", help="print the final response as JSON (every field), no streaming"
+    )
     _question_options(ask)
     ask.set_defaults(func=lambda args: asyncio.run(_ask(args)))
 
-    chat = commands.add_parser("chat", help="a conversation: one session across questions (/end to finish)")
+    chat = commands.add_parser(
+        "chat", help="a conversation: one session across questions (/help lists the chat commands)"
+    )
     _question_options(chat)
     chat.set_defaults(func=lambda args: asyncio.run(_chat(args)))
 
@@ -96,6 +103,11 @@ def add_parsers(commands) -> None:
     )
     _session_token_option(sessions)
     sessions.add_argument("--all", action="store_true", help="include expired and terminated sessions")
+    sessions.add_argument(
+        "--json",
+        action="store_true",
+        help='print JSON with every field: {"sessions": [...]} for list, the session for show and end',
+    )
     add_target_option(sessions, "agent")
     sessions.set_defaults(func=lambda args: asyncio.run(_sessions(args)))
 
@@ -109,38 +121,102 @@ async def stream_answer(
 ) -> agent_pb2.Response:
     """Prints the answer as it streams, then its sources and verdict; returns the final response.
 
-    The final response's answer is the one that counts: when it differs from the streamed text
-    (citation markers added, an ungrounded answer replaced) it is printed again. A failure after
-    part of the answer was printed ends that line first, so the error starts on its own.
+    The final response's answer is the one that counts (citation markers added, an ungrounded
+    answer replaced): `_PlainAnswer` and `_TerminalAnswer` say how each kind of output shows it.
     """
     out = out or sys.stdout
+    view = _TerminalAnswer(out) if out.isatty() else _PlainAnswer(out)
     response = None
-    streamed: list[str] = []
     try:
         async for event in stub.AskStream(request, timeout=default_timeout() if timeout is None else timeout):
-            final = _show(event, out, streamed)
-            response = final if final is not None else response
-    except grpc.aio.AioRpcError:
-        if streamed:
-            print(file=out, flush=True)
+            response = _show(event, view) or response
+    except BaseException:
+        view.interrupted()
         raise
     if response is None:
         raise RuntimeError("the stream ended without a completed event")
-    text = "".join(streamed)
-    if not text.strip():  # nothing streamed (a cached answer, say): the final answer is all there is
-        print(response.answer, file=out)
-    else:
-        print(file=out)
-        if response.answer.split() != text.split():
-            replaced = response.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED
-            print("\nReplaced answer:" if replaced else "\nAnswer with citations:", file=out)
-            print(response.answer, file=out)
+    view.completed(response)
     print_sources(response, out)
     return response
 
 
-def _show(event: agent_pb2.AskStreamResponse, out: TextIO, streamed: list[str]) -> agent_pb2.Response | None:
-    """Prints one stream event (progress on stderr, answer text on `out`); returns the final
+class _PlainAnswer:
+    """The answer for a pipe or a file: the text as it streams, then the final answer again only
+    when its words differ, under a heading that says why."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.streamed: list[str] = []
+
+    def delta(self, text: str) -> None:
+        self.streamed.append(text)
+        print(text, end="", flush=True, file=self.out)
+
+    def interrupted(self) -> None:
+        """Ends the partial answer's line, so an error starts on its own."""
+        if self.streamed:
+            print(file=self.out, flush=True)
+
+    def completed(self, response: agent_pb2.Response) -> None:
+        text = "".join(self.streamed)
+        if not text.strip():  # nothing streamed (a cached answer, say): the final answer is all there is
+            print(response.answer, file=self.out)
+            return
+        print(file=self.out)
+        if response.answer.split() != text.split():
+            print(f"\n{_heading(response)}\n{response.answer}", file=self.out)
+
+
+class _TerminalAnswer(_PlainAnswer):
+    """The answer on a terminal, its Markdown rendered by rich: live while it streams (cut at the
+    screen's height), then the final answer printed whole in its place, which a replaced answer's
+    heading announces."""
+
+    def __init__(self, out: TextIO) -> None:
+        from rich.console import Console
+        from rich.live import Live
+
+        super().__init__(out)
+        self.console = Console(file=out)
+        self.live = Live(console=self.console, transient=True, vertical_overflow="crop", refresh_per_second=8)
+
+    def delta(self, text: str) -> None:
+        self.streamed.append(text)
+        self.live.update(_markdown("".join(self.streamed)))
+        self.live.start()
+
+    def interrupted(self) -> None:
+        """Leaves the partial answer on screen (an error may declare it void), the cursor back."""
+        self.live.stop()
+        self._render("".join(self.streamed))
+
+    def completed(self, response: agent_pb2.Response) -> None:
+        self.live.stop()
+        if (
+            response.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED
+            and "".join(self.streamed).strip()
+        ):
+            self.console.print(_heading(response), style="bold")
+        self._render(response.answer)
+
+    def _render(self, text: str) -> None:
+        if text.strip():
+            self.console.print(_markdown(text))
+
+
+def _markdown(text: str):
+    from rich.markdown import Markdown  # imported when used: rich is slow to import for --help
+
+    return Markdown(text)
+
+
+def _heading(response: agent_pb2.Response) -> str:
+    replaced = response.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED
+    return "Replaced answer:" if replaced else "Answer with citations:"
+
+
+def _show(event: agent_pb2.AskStreamResponse, view: _PlainAnswer) -> agent_pb2.Response | None:
+    """Shows one stream event (progress on stderr, answer text in `view`); returns the final
     response when the event carries it."""
     kind = event.WhichOneof("event")
     if kind == "started":
@@ -154,8 +230,7 @@ def _show(event: agent_pb2.AskStreamResponse, out: TextIO, streamed: list[str]) 
     elif kind == "retrieval":
         print(f"· retrieved {len(event.retrieval.chunks)} chunks", file=sys.stderr)
     elif kind == "answer_delta":
-        streamed.append(event.answer_delta.text)
-        print(event.answer_delta.text, end="", flush=True, file=out)
+        view.delta(event.answer_delta.text)
     elif kind == "completed":
         return event.completed.response
     return None
@@ -199,6 +274,16 @@ def _request(
     )
 
 
+def message_dict(message: Message) -> dict:
+    """`message` as proto3 JSON with every field, false, zero and empty ones too: clients of --json
+    find each key they expect (an ungrounded answer has "isGrounded": false)."""
+    return MessageToDict(message, always_print_fields_with_no_presence=True)
+
+
+def _print_json(value: dict) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
 async def _ask(args: argparse.Namespace) -> int:
     timeout = args.timeout or default_timeout()
     try:
@@ -207,29 +292,55 @@ async def _ask(args: argparse.Namespace) -> int:
             request = _request(args, args.question, args.session, args.session_token)
             if args.json:
                 reply = await stub.Ask(request, timeout=timeout)
-                print(json.dumps(MessageToDict(reply.response), indent=2))
+                _print_json(message_dict(reply.response))
             else:
                 await stream_answer(stub, request, timeout=timeout)
     except grpc.aio.AioRpcError as error:
         return explain_rpc_error(error, args.target, timeout=timeout)
-    return 0
+    return exit_codes.OK
+
+
+CHAT_HELP = """\
+/help  this list
+/end   end the session and leave (Ctrl-D leaves it open: continue it with ask --session)
+Anything else is a question about the book; arrow keys edit it and recall earlier ones."""
+
+# A chat command is one word after a slash; "/etc/hosts?" is a question.
+_CHAT_COMMAND = re.compile(r"/\w+")
+
+# Failures every further question would meet too (no agent, collection, session or token) end a chat.
+_ENDS_CHAT = frozenset({exit_codes.UNREACHABLE, exit_codes.NOT_FOUND, exit_codes.DENIED})
+
+
+def _line_editing():
+    """readline for input(): line editing and the chat's history, kept in memory only (never
+    written to disk). Lines are added by hand, so the history is the same with a terminal or not."""
+    import readline
+
+    readline.set_auto_history(False)
+    return readline
 
 
 async def _chat(args: argparse.Namespace) -> int:
     timeout = args.timeout or default_timeout()
     session_id = session_token = ""
+    readline = _line_editing()
     try:
         async with service_channel("agent", args.target, args.embedded) as channel:
             stub = agent_pb2_grpc.AgentServiceStub(channel)
-            print("Ask about the book; /end ends the session, Ctrl-D leaves it open.", file=sys.stderr)
+            print(
+                "Ask about the book; /end ends the session, Ctrl-D leaves it open, /help lists the commands.",
+                file=sys.stderr,
+            )
             while True:
                 try:
-                    question = await asyncio.to_thread(input, "\n> ")
+                    line = await asyncio.to_thread(input, "\n> ")
                 except EOFError:
                     break
-                question = question.strip()
+                question = line.strip()
                 if not question:
                     continue
+                readline.add_history(question)
                 if question == "/end":
                     if session_id:
                         await stub.EndSession(
@@ -239,59 +350,76 @@ async def _chat(args: argparse.Namespace) -> int:
                         )
                         print(f"session {session_id} ended", file=sys.stderr)
                     break
-                try:
-                    response = await stream_answer(
-                        stub, _request(args, question, session_id, session_token), timeout=timeout
-                    )
-                    session_id, session_token = response.session_id, response.session_token
-                except grpc.aio.AioRpcError as error:
-                    # Without the agent, or without the time to answer, the next question fails too.
-                    if connection_failed(error) or error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
-                        raise
-                    explain_rpc_error(error, args.target, timeout=timeout)
+                if question == "/help":
+                    print(CHAT_HELP, file=sys.stderr)
+                elif _CHAT_COMMAND.fullmatch(question):
+                    print(f"unknown command {question}; /help lists the commands", file=sys.stderr)
+                else:
+                    try:
+                        response = await stream_answer(
+                            stub, _request(args, question, session_id, session_token), timeout=timeout
+                        )
+                        session_id, session_token = response.session_id, response.session_token
+                    except grpc.aio.AioRpcError as error:
+                        if (
+                            exit_code(error) in _ENDS_CHAT
+                            or error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+                        ):
+                            raise
+                        explain_rpc_error(error, args.target, timeout=timeout)
     except grpc.aio.AioRpcError as error:
         return explain_rpc_error(error, args.target, timeout=timeout)
-    return 0
+    return exit_codes.OK
 
 
 async def _sessions(args: argparse.Namespace) -> int:
     if args.action in ("show", "end") and not args.session_id:
         print(f"error: `sessions {args.action}` needs a session id", file=sys.stderr)
-        return 2
+        return exit_codes.USAGE
     try:
         async with service_channel("agent", args.target, args.embedded) as channel:
             stub = agent_pb2_grpc.AgentServiceStub(channel)
             if args.action == "list":
-                token = ""
-                while True:
-                    page = await stub.ListSessions(
-                        agent_pb2.ListSessionsRequest(
-                            user_id=args.user, page_token=token, include_ended=args.all
-                        )
-                    )
-                    for s in page.sessions:
-                        state = agent_pb2.SessionState.Name(s.state).removeprefix("SESSION_STATE_").lower()
-                        print(
-                            f"{s.session_id}  {state:<10}  {s.turn_count:>3} turns  {s.last_active_at.ToJsonString()}"
-                        )
-                    token = page.next_page_token
-                    if not token:
-                        break
-            elif args.action == "show":
-                reply = await stub.GetSession(
-                    agent_pb2.GetSessionRequest(
-                        session_id=args.session_id, user_id=args.user, session_token=args.session_token
-                    )
-                )
-                for turn in reply.session.turns:
-                    print(f"> {turn.query}\n{turn.answer}\n")
+                await _list_sessions(stub, args)
+                return exit_codes.OK
+            ref = {"session_id": args.session_id, "user_id": args.user, "session_token": args.session_token}
+            if args.action == "show":
+                session = (await stub.GetSession(agent_pb2.GetSessionRequest(**ref))).session
             else:
-                reply = await stub.EndSession(
-                    agent_pb2.EndSessionRequest(
-                        session_id=args.session_id, user_id=args.user, session_token=args.session_token
-                    )
-                )
-                print(f"session {reply.session.session_id} ended")
+                session = (await stub.EndSession(agent_pb2.EndSessionRequest(**ref))).session
     except grpc.aio.AioRpcError as error:
         return explain_rpc_error(error, args.target)
-    return 0
+    if args.json:
+        _print_json(message_dict(session))
+    elif args.action == "show":
+        for turn in session.turns:
+            print(f"> {turn.query}\n{turn.answer}\n")
+    else:
+        print(f"session {session.session_id} ended")
+    return exit_codes.OK
+
+
+async def _list_sessions(stub: agent_pb2_grpc.AgentServiceStub, args: argparse.Namespace) -> None:
+    """Every page of the user's sessions: a table under a header, or {"sessions": [...]} with --json."""
+    sessions: list[agent_pb2.Session] = []
+    token = ""
+    while True:
+        page = await stub.ListSessions(
+            agent_pb2.ListSessionsRequest(user_id=args.user, page_token=token, include_ended=args.all)
+        )
+        sessions.extend(page.sessions)
+        token = page.next_page_token
+        if not token:
+            break
+    if args.json:
+        _print_json({"sessions": [message_dict(s) for s in sessions]})
+    elif not sessions:  # said on stderr, like the progress: stdout holds only rows
+        print("no sessions" if args.all else "no sessions (--all includes ended ones)", file=sys.stderr)
+    else:
+        print(f"{'SESSION':<36}  {'STATE':<10}  {'TURNS':>5}  {'LAST ACTIVE':<27}  COLLECTION")
+        for s in sessions:
+            state = agent_pb2.SessionState.Name(s.state).removeprefix("SESSION_STATE_").lower()
+            print(
+                f"{s.session_id:<36}  {state:<10}  {s.turn_count:>5}  "
+                f"{s.last_active_at.ToJsonString():<27}  {s.collection}"
+            )

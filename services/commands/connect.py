@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
+import ipaddress
 import os
+import re
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,6 +15,7 @@ import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
+from services.commands import exit_codes
 from services.common.clients import ChannelSecurity, make_channel
 from services.common.errors import ERROR_DOMAIN, Reason
 from services.common.interceptors import REQUEST_ID_KEY
@@ -28,14 +32,67 @@ def default_target(service: str) -> str:
     return os.environ.get(f"GLOSSATOR_{service.upper()}_TARGET", DEFAULT_TARGETS[service])
 
 
+class Target(str):
+    """A service address as the command line gave it, with the service's default port added when it
+    had none. A str, so it goes wherever a gRPC target does; it remembers the service it should
+    reach, so a call that finds another service there can say so."""
+
+    service: str
+
+    def __new__(cls, value: str, service: str) -> Target:
+        target = super().__new__(cls, value)
+        target.service = service
+        return target
+
+
+# gRPC's own target syntaxes (unix:/path, dns:///host:port...): passed on as they are.
+_GRPC_SCHEMES = ("dns:", "unix:", "unix-abstract:", "ipv4:", "ipv6:", "vsock:")
+# HOST, HOST:PORT, [IPV6] or [IPV6]:PORT.
+_HOST_PORT = re.compile(r"(?P<host>\[[^\[\]]+\]|[\w.-]+)(?::(?P<port>[^:]*))?")
+
+
+def parse_target(text: str, service: str) -> Target:
+    """`text` as a target of `service`: a HOST without a port gets the service's default port
+    (gRPC would dial 443); anything that is not HOST[:PORT] is a usage error (argparse's exit 2)."""
+    text = text.strip()
+    if text.startswith(_GRPC_SCHEMES):
+        return Target(text, service)
+    if _is_ipv6(text):  # a bare IPv6 address: its colons are not a port's
+        host, port = f"[{text}]", None
+    elif match := _HOST_PORT.fullmatch(text):
+        host, port = match["host"], match["port"]
+    else:
+        raise argparse.ArgumentTypeError(
+            f"not HOST[:PORT]: {text!r} (for example localhost:{_default_port(service)}, no scheme or path)"
+        )
+    if port is None:
+        port = _default_port(service)
+    elif not (port.isdigit() and 0 < int(port) < 65536):
+        raise argparse.ArgumentTypeError(f"the port of {text!r} is not a number from 1 to 65535")
+    return Target(f"{host}:{port}", service)
+
+
+def _is_ipv6(text: str) -> bool:
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _default_port(service: str) -> str:
+    return DEFAULT_TARGETS[service].rsplit(":", 1)[1]
+
+
 def add_target_option(parser, service: str) -> None:
     parser.add_argument(
         f"--{service}",
         dest="target",
+        type=lambda text: parse_target(text, service),
         default=default_target(service),
-        metavar="HOST:PORT",
+        metavar="HOST[:PORT]",
         help=f"address of the {service} service (default {default_target(service)}, "
-        f"env GLOSSATOR_{service.upper()}_TARGET)",
+        f"env GLOSSATOR_{service.upper()}_TARGET; port {_default_port(service)} when left out)",
     )
     parser.add_argument(
         "--embedded",
@@ -105,6 +162,30 @@ def connection_failed(error: grpc.aio.AioRpcError) -> bool:
     return not any(key == REQUEST_ID_KEY for key, _ in error.trailing_metadata() or ())
 
 
+def wrong_service(error: grpc.aio.AioRpcError) -> bool:
+    """Whether the server at the target answered but serves another service: gRPC's own answer for
+    a method it has no handler for (a Glossator servicer's UNIMPLEMENTED would say more)."""
+    return error.code() == grpc.StatusCode.UNIMPLEMENTED and error.details() == "Method not found!"
+
+
+# Both the retrieval service and the agent word a missing collection this way (without an ErrorInfo).
+_MISSING_COLLECTION = re.compile(r"collection '(?P<name>[^']*)' does not exist")
+
+_EXIT_CODES = {
+    grpc.StatusCode.NOT_FOUND: exit_codes.NOT_FOUND,
+    grpc.StatusCode.INVALID_ARGUMENT: exit_codes.INVALID_ARGUMENT,
+    grpc.StatusCode.UNAUTHENTICATED: exit_codes.DENIED,
+    grpc.StatusCode.PERMISSION_DENIED: exit_codes.DENIED,
+}
+
+
+def exit_code(error: grpc.aio.AioRpcError) -> int:
+    """The exit code a command that failed with `error` ends with (the table in exit_codes.py)."""
+    if connection_failed(error) or wrong_service(error):
+        return exit_codes.UNREACHABLE
+    return _EXIT_CODES.get(error.code(), exit_codes.RPC_FAILED)
+
+
 # The agent setting that points at each dependency an ErrorInfo can name.
 _DEPENDENCY_SETTINGS = {
     "retrieval": "GLOSSATOR_AGENT_RETRIEVAL_TARGET",
@@ -114,7 +195,8 @@ _DEPENDENCY_SETTINGS = {
 
 
 def explain_rpc_error(error: grpc.aio.AioRpcError, target: str, *, timeout: float | None = None) -> int:
-    """Prints advice that fits the failure of a call to `target` and returns the exit code.
+    """Prints advice that fits the failure of a call to `target` and returns the exit code
+    (`exit_code`).
 
     `timeout` is the deadline the call had (commands with a --timeout option pass it): with it,
     DEADLINE_EXCEEDED says how to give the answer more time. Server messages are printed as they are.
@@ -122,7 +204,11 @@ def explain_rpc_error(error: grpc.aio.AioRpcError, target: str, *, timeout: floa
     code, message = error.code(), error.details() or ""
     info = error_info(error)
     reason = info.reason if info is not None else ""
-    if reason == Reason.LLM_REJECTED:
+    missing = _MISSING_COLLECTION.match(message) if code == grpc.StatusCode.NOT_FOUND else None
+    if missing is not None:
+        name = missing["name"]
+        advice = f"error: collection {name!r} does not exist: ingest first (glossator ingest PATH --collection {name})"
+    elif reason == Reason.LLM_REJECTED:
         advice = (
             f"error: {message}\n  The agent's LLM endpoint refused the request: check "
             "GLOSSATOR_AGENT_LLM_BASE_URL, GLOSSATOR_AGENT_LLM_MODEL and GLOSSATOR_AGENT_LLM_API_KEY "
@@ -165,7 +251,13 @@ def explain_rpc_error(error: grpc.aio.AioRpcError, target: str, *, timeout: floa
             "or pass --embedded DATA_DIR. A suite serving TLS needs GLOSSATOR_TLS_CA_FILE (and, for "
             "mTLS, GLOSSATOR_TLS_CERT_FILE and GLOSSATOR_TLS_KEY_FILE) here too."
         )
+    elif wrong_service(error):
+        service = target.service if isinstance(target, Target) else ""
+        others = " or ".join(name for name in DEFAULT_TARGETS if name != service)
+        advice = (
+            f"error: {target} does not serve the {service or 'expected'} service (is it the {others} port?)"
+        )
     else:
         advice = f"error: {code.name}: {message}"
     print(advice, file=sys.stderr)
-    return 2
+    return exit_code(error)

@@ -14,8 +14,9 @@ from pathlib import Path
 import grpc
 
 from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
+from services.commands import exit_codes
 from services.commands.ask import stream_answer
-from services.commands.connect import suite_channels
+from services.commands.connect import explain_rpc_error, suite_channels
 from services.commands.ingest import async_iter, ingest, ingest_requests
 from services.retrieval.ingest import read_folder
 
@@ -55,6 +56,5 @@ async def _demo(args: argparse.Namespace) -> int:
             print(f"\n> {args.question}\n")
             await stream_answer(agent, agent_pb2.AskRequest(query=args.question, user_id="demo"))
     except grpc.aio.AioRpcError as error:
-        print(f"error: {error.code().name}: {error.details()}", file=sys.stderr)
-        return 2
-    return 0
+        return explain_rpc_error(error, f"the embedded suite (data under {args.data_dir})")
+    return exit_codes.OK

@@ -29,6 +29,7 @@ from glossator.v1 import (
     validation_pb2,
     validation_pb2_grpc,
 )
+from services.commands import exit_codes
 from services.commands.connect import (
     add_target_option,
     default_target,
@@ -47,7 +48,7 @@ MODES = {
 
 
 def add_parser(commands) -> None:
-    parser = commands.add_parser("eval", help="measure retrieval, grounding or answer quality")
+    parser = commands.add_parser("eval")
     kinds = parser.add_subparsers(dest="kind", required=True, metavar="KIND")
 
     retrieval = kinds.add_parser("retrieval", help="recall@k and MRR@10 on SQuAD, per search mode")
@@ -206,7 +207,7 @@ async def _eval_retrieval(args: argparse.Namespace) -> int:
     results["chunks_written"] = summary.chunks_written if summary else 0
     if args.json:
         print(json.dumps(results))
-        return 0
+        return exit_codes.OK
     print(f"SQuAD: {len(documents)} paragraphs, {len(questions)} questions (ingest {ingest_s:.1f} s)")
     print(f"{'mode':<8} {'recall@1':>9} {'recall@5':>9} {'recall@10':>10} {'MRR@10':>8}")
     for mode in MODES:
@@ -214,7 +215,7 @@ async def _eval_retrieval(args: argparse.Namespace) -> int:
         print(
             f"{mode:<8} {f['recall@1']:>9.3f} {f['recall@5']:>9.3f} {f['recall@10']:>10.3f} {f['mrr@10']:>8.3f}"
         )
-    return 0
+    return exit_codes.OK
 
 
 # --- grounding -------------------------------------------------------------------------------
@@ -272,7 +273,7 @@ async def _eval_grounding(args: argparse.Namespace) -> int:
         cases = load_halueval(args.halueval, args.limit)
     except (OSError, ValueError, KeyError) as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return exit_codes.USAGE
     try:
         async with service_channel("validation", args.target, args.embedded) as channel:
             stub = validation_pb2_grpc.ValidationServiceStub(channel)
@@ -294,12 +295,12 @@ async def _eval_grounding(args: argparse.Namespace) -> int:
     figures = grounding_figures([c.grounded for c in cases], [r[0] for r in replies], [r[1] for r in replies])
     if args.json:
         print(json.dumps(figures))
-        return 0
+        return exit_codes.OK
     print(f"HaluEval {args.halueval.name}: {figures['cases']} answers")
     for key, value in figures.items():
         if key != "cases":
             print(f"  {key:<24} {value}")
-    return 0
+    return exit_codes.OK
 
 
 # --- answers ---------------------------------------------------------------------------------
@@ -358,9 +359,9 @@ async def _eval_answers(args: argparse.Namespace) -> int:
     figures = answer_figures(rows)
     if args.json:
         print(json.dumps(figures))
-        return 0
+        return exit_codes.OK
     print(f"SQuAD answers through AskStream: {figures['questions']} questions")
     for key, value in figures.items():
         if key != "questions":
             print(f"  {key:<26} {value}")
-    return 0
+    return exit_codes.OK

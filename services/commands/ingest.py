@@ -11,13 +11,28 @@ from typing import Any, TypeVar
 
 import grpc
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc
+from services.commands import exit_codes
 from services.commands.connect import add_target_option, explain_rpc_error, service_channel
 from services.retrieval.ingest import SourceDocument, SourceError, crawl_sitemap, read_folder
+from services.retrieval.ingest.sources import count_pages
 
 T = TypeVar("T")
+
+# No progress this long after the stream started: the server may be waiting for another ingest
+# into the collection (one at a time), which it does silently, or still on a long first document
+# (it sends nothing on taking the collection, so the two look alike from here).
+_QUIET_SECONDS = 2.0
 
 _FORMATS = {
     "markdown": retrieval_pb2.DOCUMENT_FORMAT_MARKDOWN,
@@ -31,7 +46,6 @@ _FORMATS = {
 def add_parser(commands) -> None:
     parser = commands.add_parser(
         "ingest",
-        help="ingest a folder of Markdown/MDX/HTML/text files or a site's sitemap.xml",
         description="Streams documents to the retrieval service. Unchanged documents are skipped; "
         "changed ones replace their old chunks; --prune deletes documents gone from the source.",
     )
@@ -120,17 +134,21 @@ async def async_iter(items: Iterable[T]) -> AsyncIterator[T]:
         yield item
 
 
+def _is_site(source: str) -> bool:
+    return source.startswith(("http://", "https://"))
+
+
 def _items(args: argparse.Namespace) -> AsyncIterator[SourceDocument | SourceError]:
-    if args.source.startswith(("http://", "https://")):
+    if _is_site(args.source):
         return crawl_sitemap(args.source, concurrency=args.concurrency)
     return async_iter(read_folder(Path(args.source)))
 
 
 async def _ingest(args: argparse.Namespace) -> int:
-    console = Console(stderr=True)
-    if not args.source.startswith(("http://", "https://")) and not Path(args.source).is_dir():
+    console = Console(stderr=True, soft_wrap=True)  # long paths and advice: wrapped by the terminal
+    if not _is_site(args.source) and not Path(args.source).is_dir():
         console.print(f"[red]error:[/] {args.source} is not a folder or a sitemap URL")
-        return 2
+        return exit_codes.USAGE
     options = retrieval_pb2.IngestOptions(
         collection=args.collection, base_url=args.base_url, prune=args.prune
     )
@@ -139,46 +157,68 @@ async def _ingest(args: argparse.Namespace) -> int:
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(bar_width=None),
+        TaskProgressColumn(),
+        MofNCompleteColumn(),
         TextColumn(
-            "{task.fields[docs]} documents · {task.fields[chunks]} chunks · "
-            "{task.fields[rate]:.0f} chunks/s · {task.fields[skipped]} skipped · {task.fields[failed]} failed"
+            "documents · {task.fields[chunks]} chunks · {task.fields[rate]:.0f} chunks/s · "
+            "{task.fields[skipped]} skipped · {task.fields[failed]} failed"
         ),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
         console=console,
         disable=args.quiet,
         transient=False,
     )
+    # A folder's page count comes from its listing, so the bar has a total, a percentage and an ETA.
+    total = None if _is_site(args.source) else count_pages(args.source)
     try:
         async with service_channel("retrieval", args.target, args.embedded) as channel:
             stub = retrieval_pb2_grpc.RetrievalServiceStub(channel)
+            waiting = asyncio.get_running_loop().call_later(
+                _QUIET_SECONDS,
+                console.print,
+                f"no progress after {_QUIET_SECONDS:g} s: waiting for another ingest into collection "
+                f"{args.collection!r} to finish, or for a long first document...",
+            )
             with progress:
-                task = progress.add_task(
-                    "ingesting", total=None, docs=0, chunks=0, rate=0.0, skipped=0, failed=0
-                )
-                async for reply in ingest(stub, ingest_requests(options, _items(args))):
-                    p = reply.progress
-                    progress.update(
-                        task,
-                        docs=p.documents_done,
-                        chunks=p.chunks_written,
-                        rate=p.chunks_per_second,
-                        skipped=p.documents_unchanged,
-                        failed=p.documents_failed,
-                    )
-                    if (
-                        reply.HasField("document")
-                        and reply.document.status == retrieval_pb2.DOCUMENT_STATUS_FAILED
-                    ):
-                        failures.append(reply.document)
-                    if reply.HasField("summary"):
-                        summary = reply.summary
+                task = progress.add_task("ingesting", total=total, chunks=0, rate=0.0, skipped=0, failed=0)
+                try:
+                    async for reply in ingest(stub, ingest_requests(options, _items(args))):
+                        waiting.cancel()
+                        p = reply.progress
+                        progress.update(
+                            task,
+                            completed=p.documents_done,
+                            chunks=p.chunks_written,
+                            rate=p.chunks_per_second,
+                            skipped=p.documents_unchanged,
+                            failed=p.documents_failed,
+                        )
+                        if (
+                            reply.HasField("document")
+                            and reply.document.status == retrieval_pb2.DOCUMENT_STATUS_FAILED
+                        ):
+                            failures.append(reply.document)
+                        if reply.HasField("summary"):
+                            summary = reply.summary
+                finally:
+                    waiting.cancel()
     except grpc.aio.AioRpcError as error:
-        return explain_rpc_error(error, args.target)
+        code = explain_rpc_error(error, args.target)
+        if error.code() == grpc.StatusCode.ABORTED:
+            console.print(
+                f"  Another ingest into collection {args.collection!r} is still running, and ingests "
+                "into one collection run one at a time: the server waited for it (up to "
+                "GLOSSATOR_RETRIEVAL_INGEST_LOCK_WAIT_SECONDS), then gave up. Run this ingest again "
+                "once the other one has finished.",
+                markup=False,
+            )
+        return code
     for failure in failures:
         console.print(f"[yellow]failed[/] {failure.source_path}: {failure.error}")
     if summary is None:
         console.print("[red]error:[/] the ingest stream ended without a summary")
-        return 2
+        return exit_codes.RPC_FAILED
     print(
         f"{summary.documents_done} documents: {summary.documents_indexed} indexed, "
         f"{summary.documents_unchanged} unchanged, {summary.documents_failed} failed, "
@@ -187,4 +227,4 @@ async def _ingest(args: argparse.Namespace) -> int:
         f"in {summary.elapsed_ms / 1000:.1f} s",
         file=sys.stdout,
     )
-    return 1 if summary.documents_failed else 0
+    return exit_codes.DOCUMENTS_FAILED if summary.documents_failed else exit_codes.OK

@@ -10,6 +10,7 @@ import grpc
 from google.protobuf.json_format import MessageToDict
 
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
+from services.commands import exit_codes
 from services.commands.connect import add_target_option, explain_rpc_error, service_channel
 
 MODES = {
@@ -19,8 +20,17 @@ MODES = {
 }
 
 
+def search_filter(text: str) -> tuple[str, str]:
+    """A --filter as (key, value): without "=" or a value it would filter nothing, so it is a usage
+    error naming it rather than a filter dropped in silence (the service checks the keys)."""
+    key, equals, value = text.partition("=")
+    if not equals or not key.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (for example section=Installation)")
+    return key.strip(), value
+
+
 def add_parser(commands) -> None:
-    parser = commands.add_parser("search", help="search a collection (hybrid, dense or sparse)")
+    parser = commands.add_parser("search")
     parser.add_argument("query")
     parser.add_argument("--collection", default="default")
     parser.add_argument("--top-k", type=int, default=5, help="1-20 (default 5)")
@@ -29,6 +39,7 @@ def add_parser(commands) -> None:
     parser.add_argument(
         "--filter",
         action="append",
+        type=search_filter,
         default=[],
         metavar="KEY=VALUE",
         help="source_url_prefix, source_path_prefix, section or document_id (repeatable)",
@@ -43,9 +54,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _search(args: argparse.Namespace) -> int:
-    filters = dict(item.split("=", 1) if "=" in item else (item, "") for item in args.filter)
     request = retrieval_pb2.SearchRequest(
-        collection=args.collection, query=args.query, top_k=args.top_k, mode=MODES[args.mode], filters=filters
+        collection=args.collection,
+        query=args.query,
+        top_k=args.top_k,
+        mode=MODES[args.mode],
+        filters=dict(args.filter),
     )
     if args.min_relevance is not None:
         request.min_relevance = args.min_relevance
@@ -55,8 +69,9 @@ async def _search(args: argparse.Namespace) -> int:
     except grpc.aio.AioRpcError as error:
         return explain_rpc_error(error, args.target)
     if args.json:
-        print(json.dumps(MessageToDict(reply), indent=2))
-        return 0
+        # Every field, false and zero ones too: a client reading the JSON finds every key.
+        print(json.dumps(MessageToDict(reply, always_print_fields_with_no_presence=True), indent=2))
+        return exit_codes.OK
     for result in reply.results:
         chunk = result.chunk
         print(f"{result.rank}. [{result.relevance:.2f}] {' > '.join(chunk.section_path) or chunk.title}")
@@ -67,4 +82,4 @@ async def _search(args: argparse.Namespace) -> int:
         f"-- {len(reply.results)} of {m.candidates} candidates · embedding {m.embedding_ms:.1f} ms · "
         f"search {m.search_ms:.1f} ms · total {m.total_ms:.1f} ms"
     )
-    return 0
+    return exit_codes.OK

@@ -24,6 +24,7 @@ from glossator.v1 import (
     validation_pb2,
     validation_pb2_grpc,
 )
+from services.commands import exit_codes
 from services.commands.ingest import async_iter, ingest, ingest_requests
 from services.common.auth import AuthSettings
 from services.common.clients import ChannelSecurity, make_channel
@@ -306,7 +307,7 @@ async def test_tls_handshakes_that_must_fail_do(jwt_suite, pki, client):
 async def test_the_cli_sends_the_service_token_from_the_environment(token_suite, monkeypatch, capsys):
     target = f"127.0.0.1:{token_suite.servers['retrieval'].port}"
     monkeypatch.delenv("GLOSSATOR_AUTH_TOKEN", raising=False)
-    assert await run_cli(["search", "lidar", "--retrieval", target]) == 2
+    assert await run_cli(["search", "lidar", "--retrieval", target]) == exit_codes.DENIED
     assert "set GLOSSATOR_AUTH_TOKEN" in capsys.readouterr().err
     monkeypatch.setenv("GLOSSATOR_AUTH_TOKEN", SERVICE_TOKEN)
     assert await run_cli(["search", "lidar", "--retrieval", target]) == 0
@@ -323,7 +324,7 @@ async def test_the_cli_speaks_mtls_and_a_reader_token_cannot_ingest(jwt_suite, p
     assert await run_cli(["search", "lidar", "--retrieval", target]) == 0
     assert "robots.example/lidar" in capsys.readouterr().out
     pages = str(jwt_suite.data_dir / "pages")
-    assert await run_cli(["ingest", pages, "--quiet", "--retrieval", target]) == 2
+    assert await run_cli(["ingest", pages, "--quiet", "--retrieval", target]) == exit_codes.DENIED
     err = capsys.readouterr().err
     assert "PERMISSION_DENIED" not in err and "need an admin token" in err
 

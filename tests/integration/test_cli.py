@@ -14,6 +14,7 @@ import pytest
 
 from glossator.v1 import agent_pb2, agent_pb2_grpc
 from services.cli import build_parser, main
+from services.commands import exit_codes
 from services.commands.ask import default_timeout
 from services.common.errors import FailedPrecondition, Reason, Unavailable
 from services.common.server import create_server
@@ -49,7 +50,7 @@ def test_ingest_reports_bad_files_and_goes_on(tmp_path, capsys):
 
 def test_commands_explain_an_unreachable_service(capsys):
     code = main(["search", "anything", "--retrieval", "127.0.0.1:9"])
-    assert code == 2
+    assert code == exit_codes.UNREACHABLE
     assert "cannot reach 127.0.0.1:9" in capsys.readouterr().err
 
 
@@ -139,7 +140,7 @@ async def test_an_llm_rejection_and_an_unreachable_agent_get_different_advice(js
     async with scripted_agent(failing(rejected)) as target:
         code = await run_cli(["ask", "What is a bridge?", "--agent", target, *json_flag])
     rejection = capsys.readouterr().err
-    assert code == 2
+    assert code == exit_codes.RPC_FAILED
     assert f"error: {LLM_REJECTED_MESSAGE}\n" in rejection  # the server's words, as they are
     assert (
         "GLOSSATOR_AGENT_LLM_BASE_URL, GLOSSATOR_AGENT_LLM_MODEL and GLOSSATOR_AGENT_LLM_API_KEY" in rejection
@@ -149,7 +150,7 @@ async def test_an_llm_rejection_and_an_unreachable_agent_get_different_advice(js
 
     code = await run_cli(["ask", "What is a bridge?", "--agent", "127.0.0.1:9", *json_flag])
     unreachable = capsys.readouterr().err
-    assert code == 2
+    assert code == exit_codes.UNREACHABLE
     assert "cannot reach 127.0.0.1:9" in unreachable and "glossator up" in unreachable
     assert "GLOSSATOR_AGENT_LLM" not in unreachable
 
@@ -207,7 +208,7 @@ async def test_the_advice_matches_the_reason_the_agent_gives(error, expected, no
     async with scripted_agent(failing(error)) as target:
         code = await run_cli(["ask", "What is a bridge?", "--agent", target])
     err = capsys.readouterr().err
-    assert code == 2
+    assert code == exit_codes.RPC_FAILED
     for text in expected:
         assert text in err
     assert not_expected not in err and "Traceback" not in err
@@ -224,7 +225,7 @@ async def test_timeout_is_honoured_and_explained(json_flag, capsys):
         code = await run_cli(["ask", "What is a bridge?", "--agent", target, "--timeout", "1", *json_flag])
         elapsed = time.monotonic() - started
     err = capsys.readouterr().err
-    assert code == 2
+    assert code == exit_codes.RPC_FAILED
     assert elapsed < 3, f"the CLI waited {elapsed:.1f} s with --timeout 1"
     assert (
         "no answer within 1 s; raise --timeout (and GLOSSATOR_AGENT_LLM_TIMEOUT_SECONDS on the agent)" in err
@@ -283,7 +284,7 @@ async def test_an_answer_cut_off_mid_stream_ends_its_line_and_is_declared_void(c
     async with scripted_agent(failing(void, after=["The bridge ", "opened in"])) as target:
         code = await run_cli(["ask", "When did it open?", "--agent", target])
     captured = capsys.readouterr()
-    assert code == 2
+    assert code == exit_codes.RPC_FAILED
     # (stdout may hold the server's own log lines too, depending on the logging set up so far)
     assert "The bridge opened in\n" in captured.out
     assert "error: the answer was cut off; the partial text above is void.\n" in captured.err

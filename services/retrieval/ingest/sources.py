@@ -46,6 +46,11 @@ def read_folder(
         )
 
 
+def count_pages(root: Path | str) -> int:
+    """How many items read_folder(root) yields, from the folder listing alone (a progress total)."""
+    return sum(1 for _ in _page_paths(Path(root)))
+
+
 def _page_paths(root: Path) -> Iterator[str]:
     for folder, directories, files in os.walk(root):
         directories[:] = [name for name in directories if _visible(name) and name != "node_modules"]
