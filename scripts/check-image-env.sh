@@ -84,7 +84,7 @@ PY
     upper=${service^^}
     log=$tmp/tmp/serve-$service.err
     : >"$log"  # exists before the server starts, for the loop below to read
-    env "GLOSSATOR_${upper}_PORT=0" glossator serve "$service" >"$tmp/tmp/serve-$service.out" 2>"$log" &
+    env "GLOSSATOR_${upper}_PORT=0" "GLOSSATOR_${upper}_LOG_FORMAT=console" glossator serve "$service" >"$tmp/tmp/serve-$service.out" 2>"$log" &
     pid=$!
     port=
     for _ in $(seq 600); do  # up to 60 s

@@ -34,8 +34,10 @@ def serve(site_box: list[Site]) -> type[SimpleHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             site = site_box[0]
+            # Pages only: sitemaps and robots.txt are fetched beside them, outside the page limit.
+            page = not self.path.endswith((".xml", ".txt"))
             with site.lock:
-                site.in_flight += 1
+                site.in_flight += page
                 site.most_in_flight = max(site.most_in_flight, site.in_flight)
             try:
                 if self.path.endswith(".html"):
@@ -43,7 +45,7 @@ def serve(site_box: list[Site]) -> type[SimpleHTTPRequestHandler]:
                 super().do_GET()
             finally:
                 with site.lock:
-                    site.in_flight -= 1
+                    site.in_flight -= page
 
         def log_message(self, format: str, *args) -> None:
             pass
