@@ -26,7 +26,7 @@ from agents.tool_context import ToolContext
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.agent.events import AgentEvent, RetrievalResults, ToolError, ToolStep
 from services.agent.sessions.model import Source
-from services.common.errors import DeadlineExceeded, GlossatorError, NotFound, Reason, Unavailable
+from services.common.errors import DeadlineExceeded, GlossatorError, Reason, Unavailable, collection_not_found
 from services.retrieval.sentences import normalise
 
 TOOL_NAME = "retrieval_tool"
@@ -245,7 +245,7 @@ def _run_stopping(error: grpc.aio.AioRpcError, state: AskContext) -> GlossatorEr
     if code in _MODELS_TO_FIX:
         return None
     if code == grpc.StatusCode.NOT_FOUND:
-        return NotFound(f"collection {state.collection!r} does not exist; ingest documents into it first")
+        return collection_not_found(state.collection, "; ingest documents into it first")
     if code == grpc.StatusCode.DEADLINE_EXCEEDED and state.deadline - time.monotonic() < MIN_CALL_SECONDS:
         return DeadlineExceeded("the request's deadline passed while the book was being searched")
     return Unavailable(

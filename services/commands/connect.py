@@ -168,9 +168,6 @@ def wrong_service(error: grpc.aio.AioRpcError) -> bool:
     return error.code() == grpc.StatusCode.UNIMPLEMENTED and error.details() == "Method not found!"
 
 
-# Both the retrieval service and the agent word a missing collection this way (without an ErrorInfo).
-_MISSING_COLLECTION = re.compile(r"collection '(?P<name>[^']*)' does not exist")
-
 _EXIT_CODES = {
     grpc.StatusCode.NOT_FOUND: exit_codes.NOT_FOUND,
     grpc.StatusCode.INVALID_ARGUMENT: exit_codes.INVALID_ARGUMENT,
@@ -204,9 +201,8 @@ def explain_rpc_error(error: grpc.aio.AioRpcError, target: str, *, timeout: floa
     code, message = error.code(), error.details() or ""
     info = error_info(error)
     reason = info.reason if info is not None else ""
-    missing = _MISSING_COLLECTION.match(message) if code == grpc.StatusCode.NOT_FOUND else None
-    if missing is not None:
-        name = missing["name"]
+    if reason == Reason.COLLECTION_NOT_FOUND:
+        name = info.metadata.get("collection", "")
         advice = f"error: collection {name!r} does not exist: ingest first (glossator ingest PATH --collection {name})"
     elif reason == Reason.LLM_REJECTED:
         advice = (

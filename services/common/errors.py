@@ -33,6 +33,8 @@ class Reason:
     ANSWER_VOID = "ANSWER_VOID"
     # The retrieval or validation service cannot be reached. metadata `service`.
     DEPENDENCY_UNAVAILABLE = "DEPENDENCY_UNAVAILABLE"
+    # The collection a call names was never ingested (NOT_FOUND). metadata `collection`.
+    COLLECTION_NOT_FOUND = "COLLECTION_NOT_FOUND"
 
 
 class GlossatorError(Exception):
@@ -94,6 +96,15 @@ class PermissionDenied(GlossatorError):
 
 class NotFound(GlossatorError):
     code = grpc.StatusCode.NOT_FOUND
+
+
+def collection_not_found(name: str, advice: str = "") -> NotFound:
+    """The one way every service says a collection does not exist, with a reason clients match on."""
+    return NotFound(
+        f"collection {name!r} does not exist{advice}",
+        reason=Reason.COLLECTION_NOT_FOUND,
+        metadata={"collection": name},
+    )
 
 
 class FailedPrecondition(GlossatorError):

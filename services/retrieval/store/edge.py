@@ -25,7 +25,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from services.common.errors import NotFound, Unavailable
+from services.common.errors import Unavailable, collection_not_found
 from services.retrieval.store import layout
 from services.retrieval.store.engine import EngineStore, NewPoint, Part, ScoredPoint, StoredPoint
 from services.retrieval.store.query import Condition, HasId, Leg, Match, MatchAny, Prefix, Request, Where
@@ -87,7 +87,7 @@ class EdgeStore(EngineStore):
             if shard is None:
                 path = self._path(name, part)
                 if not (path / _CONFIG_FILE).exists():
-                    raise NotFound(f"collection {name!r} does not exist")
+                    raise collection_not_found(name)
                 shard = entry.shards[part] = self._open(path, qe.EdgeShard.load, _part_config(part))
             entry.users += 1
         try:

@@ -19,7 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from services.common.errors import FailedPrecondition, FieldViolation, InvalidArgument, NotFound
+from services.common.errors import (
+    FailedPrecondition,
+    FieldViolation,
+    InvalidArgument,
+    collection_not_found,
+)
 from services.retrieval.store import layout
 from services.retrieval.store.base import (
     ChunkPoint,
@@ -156,7 +161,7 @@ class EngineStore(VectorStore):
             check_collection_name(name)
             manifest = self._read_manifest(name)
             if manifest is None:
-                raise NotFound(f"collection {name!r} does not exist")
+                raise collection_not_found(name)
             self._manifests[name] = manifest
         return manifest
 
