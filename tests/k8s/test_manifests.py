@@ -385,7 +385,12 @@ BREAKAGES: dict[str, tuple[Breakage, str, str]] = {
     ),
     "a Secret key the template lacks": (
         lambda o: _set(
-            _container(o, "Deployment", "glossator-agent")["env"][0]["valueFrom"]["secretKeyRef"], key="token"
+            next(
+                e["valueFrom"]["secretKeyRef"]
+                for e in _container(o, "Deployment", "glossator-agent")["env"]
+                if "secretKeyRef" in e.get("valueFrom", {})
+            ),
+            key="token",
         ),
         "Deployment/glossator-agent",
         "secret-refs",
