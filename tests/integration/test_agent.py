@@ -9,28 +9,17 @@ import grpc
 import pytest
 from agents.testing import ScriptedModel, assistant_message, function_call
 
-from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
+from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2_grpc
 from services.agent.config import AgentSettings
 from services.agent.server import build_server
 from services.commands.connect import error_info
-from services.commands.ingest import async_iter, ingest_requests
 from services.common.clients import make_channel
 from services.common.errors import Reason
-from services.retrieval.ingest import read_folder
 from tests.grpc_helpers import field_violations
-from tests.integration.test_retrieval import BASE_URL, ROOT
+from tests.integration.test_retrieval import BASE_URL
 from tests.unit.agent.fake_retrieval import FakeRetrieval
 
 QUESTION = "How does Glossator check that an answer is grounded?"
-
-
-@pytest.fixture(scope="module")
-async def book(suite):
-    """The suite with the project's docs ingested into the default collection."""
-    options = retrieval_pb2.IngestOptions(base_url=BASE_URL)
-    async for _ in suite.retrieval.Ingest(ingest_requests(options, async_iter(read_folder(ROOT / "docs")))):
-        pass
-    return suite
 
 
 async def _stream(stub, **fields) -> list[agent_pb2.AskStreamResponse]:

@@ -13,11 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from glossator.v1 import retrieval_pb2
 from services.agent.config import AgentSettings
 from services.agent.server import build_server
-from services.commands.ingest import async_iter, ingest_requests
-from services.retrieval.ingest import read_folder
 from tests.integration.test_retrieval import BASE_URL
 from tests.unit.test_client_package import linked_distributions
 
@@ -65,15 +62,6 @@ async def run_example(env: dict[str, str], *args: str) -> Run:
     )
     out, err = await asyncio.wait_for(process.communicate(), timeout=120)
     return Run(process.returncode, out.decode(), err.decode())
-
-
-@pytest.fixture(scope="module")
-async def book(suite):
-    """The suite with the project's docs ingested into the default collection."""
-    options = retrieval_pb2.IngestOptions(base_url=BASE_URL)
-    async for _ in suite.retrieval.Ingest(ingest_requests(options, async_iter(read_folder(ROOT / "docs")))):
-        pass
-    return suite
 
 
 async def test_example_streams_the_typed_events_the_answer_and_its_citations(book, client_env):
