@@ -103,8 +103,8 @@ def _settings_classes() -> dict:
 
 def documented_settings() -> dict:
     """Every settings table of the configuration reference: the services', then the shared ones."""
+    from services.commands.connect import ClientSettings
     from services.common.auth import AuthSettings
-    from services.common.config_doc import ClientSettings
     from services.common.tls import TlsSettings
 
     shared = {

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import os
 import re
 import sys
 from collections.abc import AsyncIterator
@@ -14,6 +13,8 @@ from pathlib import Path
 import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from services.commands import exit_codes
 from services.common.clients import ChannelSecurity, make_channel
@@ -28,8 +29,29 @@ DEFAULT_TARGETS = {
 }
 
 
+class ClientSettings(BaseSettings):
+    """Where the client commands find a running suite (the environment alone, not .env); the
+    configuration reference documents it as a table of its own."""
+
+    model_config = SettingsConfigDict(env_prefix="GLOSSATOR_", extra="ignore")
+
+    agent_target: str = Field(
+        DEFAULT_TARGETS["agent"],
+        description="host:port of the agent service for ask, chat, sessions and eval answers (--agent).",
+    )
+    retrieval_target: str = Field(
+        DEFAULT_TARGETS["retrieval"],
+        description="host:port of the retrieval service for ingest, search, eval retrieval and eval answers "
+        "(--retrieval).",
+    )
+    validation_target: str = Field(
+        DEFAULT_TARGETS["validation"],
+        description="host:port of the validation service for eval grounding (--validation).",
+    )
+
+
 def default_target(service: str) -> str:
-    return os.environ.get(f"GLOSSATOR_{service.upper()}_TARGET", DEFAULT_TARGETS[service])
+    return getattr(ClientSettings(), f"{service}_target")
 
 
 class Target(str):
@@ -85,13 +107,14 @@ def _default_port(service: str) -> str:
 
 
 def add_target_option(parser, service: str) -> None:
+    default = default_target(service)
     parser.add_argument(
         f"--{service}",
         dest="target",
         type=lambda text: parse_target(text, service),
-        default=default_target(service),
+        default=default,
         metavar="HOST[:PORT]",
-        help=f"address of the {service} service (default {default_target(service)}, "
+        help=f"address of the {service} service (default {default}, "
         f"env GLOSSATOR_{service.upper()}_TARGET; port {_default_port(service)} when left out)",
     )
     parser.add_argument(

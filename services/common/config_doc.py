@@ -7,35 +7,12 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
-
-from services.commands.connect import DEFAULT_TARGETS
+from pydantic import BaseModel, SecretStr, ValidationError
+from pydantic_settings import BaseSettings
 
 # A field named with one of these words holds a credential, whatever its type.
 _SECRET_WORDS = frozenset({"key", "token", "password", "secret"})
 MASK = "****"
-
-
-class ClientSettings(BaseSettings):
-    """Where the client commands find a running suite. Read from the environment alone, as
-    services.commands.connect.default_target reads them (not from .env)."""
-
-    model_config = SettingsConfigDict(env_prefix="GLOSSATOR_", extra="ignore")
-
-    agent_target: str = Field(
-        DEFAULT_TARGETS["agent"],
-        description="host:port of the agent service for ask, chat, sessions and eval answers (--agent).",
-    )
-    retrieval_target: str = Field(
-        DEFAULT_TARGETS["retrieval"],
-        description="host:port of the retrieval service for ingest, search, eval retrieval and eval answers "
-        "(--retrieval).",
-    )
-    validation_target: str = Field(
-        DEFAULT_TARGETS["validation"],
-        description="host:port of the validation service for eval grounding (--validation).",
-    )
 
 
 def _shown(value: Any) -> str:
