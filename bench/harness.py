@@ -78,7 +78,12 @@ async def start_services(
     return started
 
 
-async def wait_serving(target: str, process: subprocess.Popen, timeout: float = 180) -> None:
+async def wait_serving(
+    target: str, process: subprocess.Popen, timeout: float = 180, period: float = 0.2
+) -> list[str]:
+    """Polls health until SERVING; returns the distinct statuses seen on the way, in order (what a
+    readiness probe sees: "no answer" before the port opens)."""
+    seen: list[str] = []
     deadline = time.monotonic() + timeout
     async with make_channel(target) as channel:
         health = health_pb2_grpc.HealthStub(channel)
@@ -87,11 +92,14 @@ async def wait_serving(target: str, process: subprocess.Popen, timeout: float = 
                 raise RuntimeError(f"the service process exited with {process.returncode}")
             try:
                 reply = await health.Check(health_pb2.HealthCheckRequest(), timeout=2)
-                if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                    return
+                status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
             except grpc.aio.AioRpcError:
-                pass
-            await asyncio.sleep(0.2)
+                status = "no answer"
+            if not seen or seen[-1] != status:
+                seen.append(status)
+            if status == "SERVING":
+                return seen
+            await asyncio.sleep(period)
     raise TimeoutError(f"{target} did not become SERVING in {timeout} s")
 
 

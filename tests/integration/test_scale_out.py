@@ -20,12 +20,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import grpc
 import httpx
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from bench.harness import free_port
+from bench.harness import free_port, wait_serving
 from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
 from services.commands.ingest import async_iter, ingest, ingest_requests
 from services.common.clients import make_channel
@@ -74,24 +72,10 @@ def _spawn(name: str, service: str, data_dir: Path, env: dict[str, str], metrics
 
 async def _health_until_serving(replica: Replica) -> list[str]:
     """The distinct health statuses seen, in order, until SERVING (what a readiness probe sees)."""
-    seen: list[str] = []
-    deadline = asyncio.get_running_loop().time() + STARTUP_SECONDS
-    async with make_channel(replica.target) as channel:
-        health = health_pb2_grpc.HealthStub(channel)
-        while asyncio.get_running_loop().time() < deadline:
-            if replica.process.poll() is not None:
-                raise AssertionError(f"{replica.name} exited: {replica.log.read_text()[-2000:]}")
-            try:
-                reply = await health.Check(health_pb2.HealthCheckRequest(), timeout=2)
-                status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
-            except grpc.aio.AioRpcError:
-                status = "no answer"
-            if not seen or seen[-1] != status:
-                seen.append(status)
-            if status == "SERVING":
-                return seen
-            await asyncio.sleep(0.1)
-    raise AssertionError(f"{replica.name} did not become SERVING in {STARTUP_SECONDS} s")
+    try:
+        return await wait_serving(replica.target, replica.process, STARTUP_SECONDS, period=0.1)
+    except (RuntimeError, TimeoutError) as error:
+        raise AssertionError(f"{replica.name}: {error}: {replica.log.read_text()[-2000:]}") from error
 
 
 @contextmanager
