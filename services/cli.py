@@ -105,9 +105,11 @@ def documented_settings() -> dict:
     """Every settings table of the configuration reference: the services', then the shared ones."""
     from services.commands.connect import ClientSettings
     from services.common.auth import AuthSettings
+    from services.common.embedding import EmbeddingSettings
     from services.common.tls import TlsSettings
 
     shared = {
+        "embedding (the local model, in every service)": EmbeddingSettings,
         "auth (every service and client command)": AuthSettings,
         "tls (every service and client)": TlsSettings,
         "client (every command that connects to a running suite)": ClientSettings,
@@ -155,12 +157,13 @@ def _cmd_up(args: argparse.Namespace) -> int:
 
 def _serving(main) -> int:
     """Runs the servers until a signal (the process then ends); a port that cannot be bound is
-    a clear error and exit code 2, not a traceback."""
+    a clear error and exit code 2, not a traceback, and so is a local model that cannot be loaded."""
+    from services.common.model_export import ModelUnavailable
     from services.common.server import PortUnavailable, run_server_process
 
     try:
         run_server_process(main)
-    except PortUnavailable as error:
+    except (PortUnavailable, ModelUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 

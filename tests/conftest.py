@@ -125,3 +125,18 @@ def llm_server() -> LlmServer:
             pytest.fail(message)
         pytest.skip(message)
     return LlmServer(base_url, models[0])
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Tests marked `torch` compare our runtime with sentence-transformers on PyTorch, which the
+    default install leaves out: they skip without it (`make setup-torch` installs it), unless
+    GLOSSATOR_TEST_TORCH_REQUIRED=1 (CI) makes that a failure."""
+    if item.get_closest_marker("torch") is None:
+        return
+    import importlib.util
+
+    if importlib.util.find_spec("sentence_transformers") is None or importlib.util.find_spec("torch") is None:
+        message = "PyTorch and sentence-transformers are not installed (make setup-torch)"
+        if os.environ.get("GLOSSATOR_TEST_TORCH_REQUIRED") == "1":
+            pytest.fail(f"{message}, and GLOSSATOR_TEST_TORCH_REQUIRED=1")
+        pytest.skip(message)

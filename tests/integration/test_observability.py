@@ -59,7 +59,7 @@ def _root_logging_restored():
 
 
 def test_serve_writes_one_json_object_a_line_to_stderr_library_lines_included(tmp_path):
-    """sentence_transformers logs "Loading SentenceTransformer model" while validation warms up."""
+    """The embedding module logs through the standard library when validation loads the model."""
     env = {
         **os.environ,
         "GLOSSATOR_VALIDATION_PORT": "0",
@@ -84,7 +84,7 @@ def test_serve_writes_one_json_object_a_line_to_stderr_library_lines_included(tm
     assert all(isinstance(event, dict) and "event" in event for event in events)
     names = [event["event"] for event in events]
     assert "server_ready" in names and names[-1] == "server_stopped"
-    assert any(event.get("logger", "").startswith("sentence_transformers") for event in events)
+    assert any(event.get("logger") == "services.common.embedding" for event in events)
 
 
 def test_library_log_lines_and_warnings_are_json_with_the_call_context(capsys, _root_logging_restored):
