@@ -56,6 +56,12 @@ INGEST_CHUNKS_DELETED = Counter(
     "Chunks ingests deleted (stale after a change, or of pruned documents), by collection.",
     ["collection"],
 )
+INGEST_TEXTS_EMBEDDED = Counter(
+    "glossator_ingest_texts_embedded_total",
+    "Texts ingests ran through the embedding model, by collection and kind (passage, sentence; a "
+    "sentence repeated within a group of documents counts once).",
+    ["collection", "kind"],
+)
 CACHE_LOOKUPS = Counter(
     "glossator_cache_lookups_total",
     "Cache lookups, by cache (query_embedding, response) and result (hit, miss).",
@@ -92,6 +98,11 @@ def count_ingested(collection: str, outcome: str, chunks_written: int, chunks_de
     INGEST_DOCUMENTS.labels(collection, outcome).inc()
     INGEST_CHUNKS_WRITTEN.labels(collection).inc(chunks_written)
     INGEST_CHUNKS_DELETED.labels(collection).inc(chunks_deleted)
+
+
+def count_embedded(collection: str, passages: int, sentences: int) -> None:
+    INGEST_TEXTS_EMBEDDED.labels(collection, "passage").inc(passages)
+    INGEST_TEXTS_EMBEDDED.labels(collection, "sentence").inc(sentences)
 
 
 def count_cache_lookup(cache: str, *, hit: bool) -> None:
