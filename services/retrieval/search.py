@@ -13,6 +13,7 @@ from services.common.metrics import count_cache_lookup, observe_stage
 from services.retrieval.embed import EmbeddingProvider, QueryBatcher, QueryEmbeddingCache
 from services.retrieval.sparse import SparseEncoder
 from services.retrieval.store import SearchFilters, SearchHit, SearchMode, VectorStore
+from services.retrieval.store.base import MIXED_MODELS_ADVICE
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ class Searcher:
         if info.embedding_model != self._embedder.name:
             raise FailedPrecondition(
                 f"collection {collection!r} was built with {info.embedding_model}, "
-                f"but this service embeds with {self._embedder.name}"
+                f"but this service embeds with {self._embedder.name}: {MIXED_MODELS_ADVICE}"
             )
         self._checked_collections.add(collection)
 

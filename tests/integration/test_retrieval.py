@@ -261,7 +261,7 @@ async def test_list_documents_pages_and_delete_documents(retrieval):
     )
     stats = await retrieval.Stats(retrieval_pb2.StatsRequest(collection="paged"))
     assert stats.documents == len(documents) - 1
-    assert stats.embedding_model.endswith("all-MiniLM-L6-v2") and stats.embedding_dimensions == 384
+    assert stats.embedding_model == local_embedding_model().name and stats.embedding_dimensions == 384
     assert "paged" in stats.collections
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await retrieval.DeleteDocuments(retrieval_pb2.DeleteDocumentsRequest(collection="paged"))

@@ -19,6 +19,13 @@ import numpy as np
 from services.common.errors import FieldViolation, InvalidArgument
 from services.common.wire import COLLECTION_NAME, COLLECTION_RULE
 
+# Vectors of two models (or of the int8 and float32 variants of one) are not comparable.
+MIXED_MODELS_ADVICE = (
+    "serve it with the model that built it (for the local model, the GLOSSATOR_EMBEDDING_RUNTIME "
+    "that made those vectors: onnx-int8, or onnx-float32 and torch, which make the same ones), "
+    "or ingest into a new collection"
+)
+
 
 def check_collection_name(name: str) -> str:
     """Returns the name, or raises InvalidArgument on the `collection` field."""

@@ -27,6 +27,7 @@ from services.common.errors import (
 )
 from services.retrieval.store import layout
 from services.retrieval.store.base import (
+    MIXED_MODELS_ADVICE,
     ChunkPoint,
     CollectionInfo,
     DeleteResult,
@@ -137,7 +138,7 @@ class EngineStore(VectorStore):
                 raise FailedPrecondition(
                     f"collection {name!r} was built with {manifest.embedding_model} "
                     f"({manifest.dense_dimensions} dimensions), not {embedding_model} "
-                    f"({dense_dimensions} dimensions); use another collection or re-ingest into a new one"
+                    f"({dense_dimensions} dimensions): {MIXED_MODELS_ADVICE}"
                 )
             self._manifests[name] = manifest
         return self.collection_info(name)
