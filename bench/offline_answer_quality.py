@@ -173,7 +173,6 @@ def main() -> None:
         "--negatives", type=int, default=0, help="questions asked of another article's paragraphs"
     )
     parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (the machine is shared)")
     parser.add_argument(
         "--weights", type=json.loads, default={}, help='JSON overrides of Weights, e.g. {"words": 0.5}'
     )
@@ -182,10 +181,6 @@ def main() -> None:
     if not args.squad.exists():
         sys.exit(f"SQuAD split not found at {args.squad}")
     args.weights = Weights(**args.weights)
-
-    import torch
-
-    torch.set_num_threads(args.threads)
     figures = asyncio.run(evaluate(args))
     if args.json:
         print(json.dumps(figures))

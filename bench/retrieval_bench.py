@@ -31,18 +31,27 @@ from bench.harness import EVAL_DIR, LoadResult, run_load, start_services
 from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc
 from services.commands.ingest import async_iter, ingest_requests
 from services.common.clients import make_channel
-from services.common.embedding import local_embedding_model
+from services.common.embedding import LocalEmbeddingModel, local_embedding_model
 from services.retrieval.ingest import read_folder
 
 COLLECTION = "agentfactory"
 FLOOR_ROUND = 25
-TEMPLATES = ("what is {}", "explain {} with an example", "how do I use {}", "{} best practices")
+TEMPLATES = (
+    "what is {}",
+    "explain {} with an example",
+    "how do I use {}",
+    "{} best practices",
+    "why does {} matter",
+    "common mistakes with {}",
+    "{} step by step",
+    "when should I use {}",
+)
 
 
-async def ingest(stub, root: Path) -> retrieval_pb2.IngestProgress:
+async def ingest(stub, root: Path, collection: str = COLLECTION) -> retrieval_pb2.IngestProgress:
     summary = None
     options = retrieval_pb2.IngestOptions(
-        collection=COLLECTION, base_url="https://agentfactory.example/docs/"
+        collection=collection, base_url=f"https://{collection}.example/docs/"
     )
     async for reply in stub.Ingest(ingest_requests(options, async_iter(read_folder(root)))):
         if reply.HasField("summary"):
@@ -50,11 +59,11 @@ async def ingest(stub, root: Path) -> retrieval_pb2.IngestProgress:
     return summary
 
 
-async def queries_from_titles(stub) -> list[str]:
+async def queries_from_titles(stub, collection: str = COLLECTION) -> list[str]:
     titles, token = [], ""
     while True:
         page = await stub.ListDocuments(
-            retrieval_pb2.ListDocumentsRequest(collection=COLLECTION, page_size=1000, page_token=token)
+            retrieval_pb2.ListDocumentsRequest(collection=collection, page_size=1000, page_token=token)
         )
         titles += [d.title for d in page.documents if d.title]
         token = page.next_page_token
@@ -64,12 +73,12 @@ async def queries_from_titles(stub) -> list[str]:
     return list(dict.fromkeys(template.format(t) for template in TEMPLATES for t in unique))
 
 
-def embedding_times(texts: list[str]) -> list[float]:
+def embedding_times(texts: list[str], model: LocalEmbeddingModel | None = None) -> list[float]:
     """Milliseconds to embed each text alone, in this process: the floor a Search cannot beat.
 
-    Timed on the model's own thread, so that no hand-over between threads is counted.
+    Timed on a thread of the model, so that no hand-over between threads is counted.
     """
-    model = local_embedding_model()
+    model = model or local_embedding_model()
 
     def time_each() -> list[float]:
         times = []

@@ -6,6 +6,10 @@ read as spaces) through the store, with the indexing recipe the service uses
 hybrid mode, and a hit counts when the question's own paragraph is among the top k.
 
     .venv/bin/python bench/retrieval_quality.py [--limit N] [--json] [--backend edge|qdrant]
+        [--runtime onnx-int8|onnx-float32|torch] [--half all|tune|report]
+
+--half asks only the questions of every other article (tune: the 1st, 3rd, ...; report: the 2nd,
+4th, ...; every paragraph is indexed either way): fit search parameters on one, report the other.
 
 Paragraph and question embeddings are cached under --cache-dir (default /tmp/glossator-bench), keyed
 by the texts and the model, so tuning runs do not embed again. The data is read from ../shared/eval
@@ -28,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from services.common.embedding import local_embedding_model
+from services.common.embedding import EmbeddingSettings, LocalEmbeddingModel, load_embedding_model
 from services.retrieval.sparse import SparseEncoder
 from services.retrieval.store import (
     Chunk,
@@ -62,16 +66,20 @@ class Paragraph:
 class Question:
     text: str
     paragraph: int  # position in the paragraph list
+    article: int
+
+
+HALVES = {"all": (0, 1), "tune": (0,), "report": (1,)}
 
 
 def load_squad(path: Path) -> tuple[list[Paragraph], list[Question]]:
     data = json.loads(path.read_text(encoding="utf-8"))["data"]
     paragraphs: list[Paragraph] = []
     questions: list[Question] = []
-    for article in data:
+    for number, article in enumerate(data):
         title = article["title"].replace("_", " ")
         for index, paragraph in enumerate(article["paragraphs"]):
-            questions.extend(Question(qa["question"], len(paragraphs)) for qa in paragraph["qas"])
+            questions.extend(Question(qa["question"], len(paragraphs), number) for qa in paragraph["qas"])
             paragraphs.append(Paragraph(title, index, paragraph["context"]))
     return paragraphs, questions
 
@@ -84,8 +92,9 @@ def spread(items: list[Question], limit: int | None) -> list[Question]:
     return [items[int(i * step)] for i in range(limit)]
 
 
-def cached_embeddings(texts: list[str], cache_dir: Path, label: str) -> np.ndarray:
-    model = local_embedding_model()
+def cached_embeddings(
+    model: LocalEmbeddingModel, texts: list[str], cache_dir: Path, label: str
+) -> np.ndarray:
     digest = hashlib.sha256("\x1f".join([model.name, *texts]).encode()).hexdigest()[:16]
     path = cache_dir / f"{label}-{digest}.npy"
     if path.exists():
@@ -99,9 +108,12 @@ def cached_embeddings(texts: list[str], cache_dir: Path, label: str) -> np.ndarr
 
 
 def index(
-    store: VectorStore, paragraphs: list[Paragraph], vectors: np.ndarray, encoder: SparseEncoder
+    store: VectorStore,
+    model: LocalEmbeddingModel,
+    paragraphs: list[Paragraph],
+    vectors: np.ndarray,
+    encoder: SparseEncoder,
 ) -> None:
-    model = local_embedding_model()
     store.ensure_collection(COLLECTION, model.dimensions, model.name)
     now = datetime.now(UTC)
     points = []
@@ -185,22 +197,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--backend", choices=("edge", "qdrant"), default="edge")
     parser.add_argument("--cache-dir", type=Path, default=Path(tempfile.gettempdir()) / "glossator-bench")
+    parser.add_argument("--runtime", choices=("onnx-int8", "onnx-float32", "torch"), default=None)
+    parser.add_argument("--half", choices=tuple(HALVES), default="all", help="whose questions to ask")
     args = parser.parse_args(argv)
 
+    settings = EmbeddingSettings()
+    model = load_embedding_model(args.runtime or settings.runtime, settings)
     paragraphs, questions = load_squad(args.squad)
-    questions = spread(questions, args.limit)
+    questions = spread([q for q in questions if q.article % 2 in HALVES[args.half]], args.limit)
     encoder = SparseEncoder()
     paragraph_vectors = cached_embeddings(
-        [passage_text(p.title, (), p.text) for p in paragraphs], args.cache_dir, "squad-paragraphs"
+        model, [passage_text(p.title, (), p.text) for p in paragraphs], args.cache_dir, "squad-paragraphs"
     )
-    question_vectors = cached_embeddings([q.text for q in questions], args.cache_dir, "squad-questions")
+    question_vectors = cached_embeddings(
+        model, [q.text for q in questions], args.cache_dir, "squad-questions"
+    )
 
     with tempfile.TemporaryDirectory(prefix="glossator-squad-") as directory:
         # qdrant: qdrant-client's local mode, the same requests a server gets, executed in Python.
         store = open_store(args.backend, edge_dir=directory, qdrant_url=":memory:")
         try:
             started = time.perf_counter()
-            index(store, paragraphs, paragraph_vectors, encoder)
+            index(store, model, paragraphs, paragraph_vectors, encoder)
             index_s = time.perf_counter() - started
             report = evaluate(store, paragraphs, questions, question_vectors, encoder)
         finally:
@@ -208,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
 
     meta = {
         "backend": args.backend,
+        "runtime": model.runtime,
+        "half": args.half,
         "paragraphs": len(paragraphs),
         "questions": len(questions),
         "index_s": index_s,
@@ -215,7 +235,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({**report, "meta": meta}, indent=2))
         return 0
-    print(f"{len(questions)} questions over {len(paragraphs)} paragraphs, backend {args.backend}")
+    print(
+        f"{len(questions)} questions ({args.half}) over {len(paragraphs)} paragraphs, "
+        f"backend {args.backend}, {model.runtime}"
+    )
     header = ["mode", "r@1", "r@5", "r@10", "MRR@10", f"r@10 rel>={MIN_RELEVANCE}", "p50 ms", "p99 ms"]
     print("  ".join(f"{h:>10}" for h in header))
     for mode, f in report.items():

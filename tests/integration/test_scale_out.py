@@ -121,8 +121,9 @@ async def test_a_conversation_spread_over_replicas_keeps_its_history_and_survive
             ]
             replicas += retrievals
             statuses = await _health_until_serving(validation)
-            # Readiness tells the truth: the port answers NOT_SERVING while the checker warms up.
-            assert statuses[-2:] == ["NOT_SERVING", "SERVING"], statuses
+            # Readiness tells the truth: SERVING only once the checker has warmed up (on onnxruntime
+            # that takes well under the 0.1 s between polls, so NOT_SERVING is seldom seen).
+            assert statuses[-1] == "SERVING" and set(statuses[:-1]) <= {"no answer", "NOT_SERVING"}, statuses
             for retrieval in retrievals:
                 await _health_until_serving(retrieval)
                 await _ingest_book(retrieval)
