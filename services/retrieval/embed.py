@@ -48,12 +48,14 @@ class LocalEmbeddingProvider:
         return self._model.embed(texts)
 
     async def embed_async(self, texts: list[str]) -> np.ndarray:
-        """Long lists go JOB_TEXTS at a time, one job per model thread at once, longest texts
-        first (a PyTorch batch pads to its longest): queries queued meanwhile run between jobs."""
-        if len(texts) <= JOB_TEXTS:
+        """The texts shared between the model's threads, in jobs of JOB_TEXTS at most, one job per
+        thread at a time: a micro-batch of queries uses every core, and queries queued during an
+        ingest run between its jobs. Longest texts first (a PyTorch batch pads to its longest)."""
+        size = min(JOB_TEXTS, -(-len(texts) // self._model.workers))
+        if len(texts) <= size:
             return await asyncio.wrap_future(self._model.submit(texts))
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        jobs = [order[start : start + JOB_TEXTS] for start in range(0, len(order), JOB_TEXTS)]
+        jobs = [order[start : start + size] for start in range(0, len(order), size)]
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
         for first in range(0, len(jobs), self._model.workers):
             wave = jobs[first : first + self._model.workers]
