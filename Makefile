@@ -64,7 +64,7 @@ protos: setup
 readme-config: setup
 	$(PY) -m services.common.config_doc README.md
 
-bench: setup
+bench: setup-torch
 	$(PY) -m bench.run_all
 
 clean:

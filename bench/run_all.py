@@ -1,6 +1,7 @@
 """Runs every benchmark in turn (`make bench`); each prints its own figures.
 
-Speed (services in their own processes, over gRPC): retrieval_bench, validation_bench, agent_bench.
+Speed (services in their own processes, over gRPC): ingest_bench (needs `make setup-torch`: it
+compares with PyTorch), retrieval_bench, validation_bench, agent_bench.
 Quality through the public RPCs: `glossator eval retrieval|grounding|answers` on ../shared/eval.
 """
 
@@ -16,6 +17,7 @@ HALUEVAL = EVAL_DIR / "halueval"
 DATA = str(ROOT / ".glossator" / "eval")
 
 RUNS = [
+    [sys.executable, "-m", "bench.ingest_bench"],
     [sys.executable, "-m", "bench.retrieval_bench"],
     [sys.executable, "-m", "bench.validation_bench"],
     [sys.executable, "-m", "bench.agent_bench"],
