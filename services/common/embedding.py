@@ -39,6 +39,8 @@ DIMENSIONS = 384
 # at 64; its passages 9.4 / 9.9 / 9.8 s. onnxruntime runs one text a pass.
 BATCH_SIZE = 16
 MODEL_THREAD_PREFIX = "embedding-model"
+# Most texts in one job on a model thread: a few hundred ms of an ingest.
+JOB_TEXTS = 64
 # About 15 MB of sentence vectors (384 float32 each).
 DEFAULT_CACHE_ENTRIES = 10_000
 
@@ -100,14 +102,24 @@ class LocalEmbeddingModel:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit-length vectors, one row per text (cosine similarity is a dot product). Blocking;
-        a long list is shared between the model's threads."""
+        the texts are shared between the model's threads as `waves` plans."""
         if threading.current_thread().name.startswith(MODEL_THREAD_PREFIX):
             return self._encode(texts)
-        if self.workers == 1 or len(texts) < 2 * self.workers:
-            return self.submit(texts).result()
-        parts = np.array_split(np.arange(len(texts)), self.workers)
-        jobs = [self.submit([texts[i] for i in part]) for part in parts]
-        return np.concatenate([job.result() for job in jobs])
+        vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        for wave in self.waves(texts):
+            jobs = [self.submit([texts[i] for i in job]) for job in wave]
+            for job, rows in zip(wave, jobs, strict=True):
+                vectors[job] = rows.result()
+        return vectors
+
+    def waves(self, texts: list[str]) -> list[list[list[int]]]:
+        """The texts' indices in jobs of JOB_TEXTS at most, one job per model thread in a wave,
+        longest texts first (a PyTorch batch pads to its longest): a micro-batch of queries uses
+        every core, and a query queued during an ingest waits for one job, not for the ingest."""
+        size = max(1, min(JOB_TEXTS, -(-len(texts) // self.workers)))
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        jobs = [order[start : start + size] for start in range(0, len(order), size)]
+        return [jobs[first : first + self.workers] for first in range(0, len(jobs), self.workers)]
 
     def submit(self, texts: list[str]) -> Future:
         """Queues the texts on a model thread; an event loop awaits the future it returns."""
@@ -119,13 +131,20 @@ class LocalEmbeddingModel:
 
 
 @cache
+def _verified_export(runtime: Runtime, model_dir: Path | None) -> model_export.ExportedModel:
+    """The runtime's export (float32's for torch, whose tokenizer it shares), verified once per
+    process: the model and the token counter both need it, and each check hashes 100-200 MB."""
+    variant = "float32" if runtime == "torch" else runtime.removeprefix("onnx-")
+    return model_export.ensure_exported(variant, model_dir or model_export.default_cache_dir())
+
+
+@cache
 def _counting_tokenizer():
-    """The tokenizer of the configured variant's verified export (the image holds no other)."""
+    """The tokenizer of the configured runtime's verified export (the image holds no other)."""
     from tokenizers import Tokenizer
 
     settings = EmbeddingSettings()
-    variant = "float32" if settings.runtime == "torch" else settings.runtime.removeprefix("onnx-")
-    exported = model_export.ensure_exported(variant, settings.model_dir or model_export.default_cache_dir())
+    exported = _verified_export(settings.runtime, settings.model_dir)
     tokenizer = Tokenizer.from_file(str(exported.tokenizer_path))
     tokenizer.no_truncation()
     tokenizer.no_padding()
@@ -137,12 +156,12 @@ def count_tokens(text: str) -> int:
     return len(_counting_tokenizer().encode(text, add_special_tokens=False).ids)
 
 
-def _onnx_encoder(variant: str, settings: EmbeddingSettings) -> Embed:
+def _onnx_encoder(runtime: Runtime, settings: EmbeddingSettings) -> Embed:
     """One text per forward pass, on one core (see LocalEmbeddingModel)."""
     import onnxruntime
     from tokenizers import Tokenizer
 
-    exported = model_export.ensure_exported(variant, settings.model_dir or model_export.default_cache_dir())
+    exported = _verified_export(runtime, settings.model_dir)
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
@@ -221,7 +240,7 @@ def load_embedding_model(runtime: Runtime, settings: EmbeddingSettings | None = 
     if runtime == "torch":
         encode = executor.submit(_torch_encoder).result()
     else:
-        encode = executor.submit(_onnx_encoder, runtime.removeprefix("onnx-"), settings).result()
+        encode = executor.submit(_onnx_encoder, runtime, settings).result()
     model = LocalEmbeddingModel(runtime, encode, executor, workers)
     logger.info(
         "embedding model %s loaded (%s, %d threads) in %.0f ms",

