@@ -28,9 +28,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-from bench.harness import EVAL_DIR, LoadResult, free_port, run_load, start_services
-from bench.retrieval_bench import FLOOR_ROUND, embedding_times, ingest, queries_from_titles
-from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc
+from bench.harness import EVAL_DIR, free_port, start_services
+from bench.retrieval_bench import ingest, measure_search
+from glossator.v1 import retrieval_pb2_grpc
 from services.common.clients import make_channel
 from services.common.embedding import load_embedding_model
 
@@ -88,28 +88,7 @@ async def glossator_run(runtime: str, corpus: Path, calls: int, floor_model) -> 
                 started = time.perf_counter()
                 summary = await ingest(stub, corpus, COLLECTION)
                 seconds = time.perf_counter() - started
-                queries = await queries_from_titles(stub, COLLECTION)
-                assert len(queries) >= 3 * calls, (
-                    f"only {len(queries)} distinct queries for {3 * calls} calls"
-                )
-
-                def search(offset: int):
-                    async def call(i: int) -> None:
-                        request = retrieval_pb2.SearchRequest(
-                            collection=COLLECTION, query=queries[offset + i], top_k=5
-                        )
-                        await stub.Search(request, timeout=30)
-
-                    return call
-
-                await run_load(search(2 * calls), min(30, calls), 1)  # warm, not measured
-                floor, rounds = [], []
-                for start in range(0, calls, FLOOR_ROUND):
-                    texts = queries[start : start + FLOOR_ROUND]
-                    floor += embedding_times(texts, floor_model)
-                    rounds.append(await run_load(search(start), len(texts), 1))
-                single = LoadResult.merged(rounds)
-                eight = await run_load(search(calls), calls, 8)
+                single, eight, floor = await measure_search(stub, COLLECTION, calls, floor_model)
                 return {
                     "seconds": seconds,
                     "chunks": summary.chunks_written,

@@ -91,6 +91,32 @@ def embedding_times(texts: list[str], model: LocalEmbeddingModel | None = None) 
     return model.executor.submit(time_each).result()
 
 
+async def measure_search(
+    stub, collection: str, calls: int, floor_model: LocalEmbeddingModel | None = None
+) -> tuple[LoadResult, LoadResult, list[float]]:
+    """Search at concurrency 1, in rounds with the floor (the same queries embedded in this
+    process), then at concurrency 8; every query distinct, so the query cache never answers."""
+    queries = await queries_from_titles(stub, collection)
+    needed = calls * 3
+    assert len(queries) >= needed, f"only {len(queries)} distinct queries for {needed} calls"
+
+    def search(offset: int):
+        async def call(i: int) -> None:
+            request = retrieval_pb2.SearchRequest(collection=collection, query=queries[offset + i], top_k=5)
+            await stub.Search(request, timeout=30)
+
+        return call
+
+    # Warm the model and the engine's caches with queries that are not measured.
+    await run_load(search(2 * calls), min(50, calls), 1)
+    floor, rounds = [], []
+    for start in range(0, calls, FLOOR_ROUND):
+        texts = queries[start : min(start + FLOOR_ROUND, calls)]
+        floor += embedding_times(texts, floor_model)
+        rounds.append(await run_load(search(start), len(texts), 1))
+    return LoadResult.merged(rounds), await run_load(search(calls), calls, 8), floor
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=EVAL_DIR / "corpora" / "agentfactory" / "docs")
@@ -125,30 +151,7 @@ async def main() -> None:
                     summary = await ingest(stub, args.corpus)
                     again.append(time.perf_counter() - start)
                     assert summary.documents_indexed == 0, "an unchanged ingest re-indexed documents"
-                queries = await queries_from_titles(stub)
-                needed = args.calls * 3
-                assert len(queries) >= needed, f"only {len(queries)} distinct queries for {needed} calls"
-
-                async def search(offset: int):
-                    async def call(i: int) -> None:
-                        await stub.Search(
-                            retrieval_pb2.SearchRequest(
-                                collection=COLLECTION, query=queries[offset + i], top_k=5
-                            ),
-                            timeout=30,
-                        )
-
-                    return call
-
-                # Warm the model and the engine's caches with queries that are not measured.
-                await run_load(await search(2 * args.calls), min(50, args.calls), 1)
-                floor, rounds = [], []
-                for start in range(0, args.calls, FLOOR_ROUND):
-                    texts = queries[start : start + FLOOR_ROUND]
-                    floor += embedding_times(texts)
-                    rounds.append(await run_load(await search(start), len(texts), 1))
-                single = LoadResult.merged(rounds)
-                eight = await run_load(await search(args.calls), args.calls, 8)
+                single, eight, floor = await measure_search(stub, COLLECTION, args.calls)
                 rss = service.rss_mib()
                 stats = await stub.Stats(retrieval_pb2.StatsRequest(collection=COLLECTION))
         finally:
