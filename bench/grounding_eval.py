@@ -5,7 +5,10 @@ not. Prints balanced accuracy, precision and recall of the "not grounded" verdic
 one validation (p50/p99, the embedding model loaded beforehand, nothing cached between calls).
 
     python bench/grounding_eval.py --file ../shared/eval/halueval/qa_data.dev.jsonl --limit 300
-    python bench/grounding_eval.py --file .../summarization_data.dev.jsonl --json --set threshold=0.6
+    python bench/grounding_eval.py --file .../summarization_data.dev.jsonl --half report --json
+
+The claim model of longer answers is trained on the tune half (even records) of summarization
+(bench/train_claim_model.py): the report half (odd records) is the figure to quote.
 """
 
 from __future__ import annotations
@@ -28,8 +31,13 @@ KINDS = {
 }
 
 
+# Records alternate between halves: the claim model is trained on the tune half only.
+HALVES = {"all": (0, 1), "tune": (0,), "report": (1,)}
+
+
 @dataclass(frozen=True)
 class Case:
+    record: int  # line number in the file
     query: str
     context: str
     answer: str
@@ -46,8 +54,8 @@ def load_cases(path: Path, limit: int | None) -> list[Case]:
             kind = next(k for k in KINDS if k in record)
             context_key, query_key, right_key, wrong_key = KINDS[kind]
             query = record[query_key] if query_key else ""
-            cases.append(Case(query, record[context_key], record[right_key], False))
-            cases.append(Case(query, record[context_key], record[wrong_key], True))
+            cases.append(Case(number, query, record[context_key], record[right_key], False))
+            cases.append(Case(number, query, record[context_key], record[wrong_key], True))
     return cases
 
 
@@ -96,6 +104,9 @@ def main() -> None:
         "--file", type=Path, required=True, help="a HaluEval qa_ or summarization_ jsonl file"
     )
     parser.add_argument("--limit", type=int, default=None, help="first N records only (two validations each)")
+    parser.add_argument(
+        "--half", choices=tuple(HALVES), default="all", help="records: tune (even), report (odd) or all"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE", help="GroundingConfig override"
@@ -103,7 +114,8 @@ def main() -> None:
     args = parser.parse_args()
     checker = OfflineChecker(parse_overrides(args.set), local_embedding_model())
     local_embedding_model().embed(["warm up the model before timing"])
-    results = asyncio.run(evaluate(load_cases(args.file, args.limit), checker))
+    cases = [case for case in load_cases(args.file, args.limit) if case.record % 2 in HALVES[args.half]]
+    results = asyncio.run(evaluate(cases, checker))
     if args.json:
         print(json.dumps(results))
     else:

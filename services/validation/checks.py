@@ -6,6 +6,8 @@ same vector; these checks look for the exact number, name or negation instead.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from services.validation.evidence import ChunkEvidence, Passage
 from services.validation.text import TOKEN_RE, Analysis, attribution_span, capitalised_words
 
@@ -37,6 +39,25 @@ def unmatched_negations(claim: Analysis, passages: list[Passage]) -> list[str]:
     return sorted(claim.negations) if claim.negations and not any(p.negations for p in passages) else []
 
 
+@dataclass(frozen=True)
+class HardCheckFailures:
+    """What a claim states that its evidence does not: numbers, names and negations, by kind (the
+    claim model weighs each kind on its own)."""
+
+    numbers: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    negations: list[str] = field(default_factory=list)
+
+    @property
+    def reasons(self) -> list[str]:
+        """Short reasons, one per failed check, e.g. "number 1846 not in context"."""
+        return (
+            [f"number {n} not in context" for n in self.numbers]
+            + [f"name '{n}' not in context" for n in self.names]
+            + [f"negation '{n}' not in the supporting passages" for n in self.negations]
+        )
+
+
 def hard_check_failures(
     claim: Analysis,
     chunk: ChunkEvidence,
@@ -45,15 +66,11 @@ def hard_check_failures(
     numbers: bool = True,
     names: bool = True,
     negations: bool = True,
-) -> list[str]:
-    """Short reasons, one per failed check, e.g. "number 1846 not in context"."""
-    reasons = []
-    if numbers:
-        reasons += [f"number {n} not in context" for n in missing_numbers(claim, chunk)]
-    if names:
-        reasons += [f"name '{n}' not in context" for n in missing_names(claim, chunk)]
-    if negations:
-        reasons += [
-            f"negation '{n}' not in the supporting passages" for n in unmatched_negations(claim, passages)
-        ]
-    return reasons
+) -> HardCheckFailures:
+    """The checks that are switched on, run against the chunk (names, numbers) and the claim's
+    best passages (negations)."""
+    return HardCheckFailures(
+        missing_numbers(claim, chunk) if numbers else [],
+        missing_names(claim, chunk) if names else [],
+        unmatched_negations(claim, passages) if negations else [],
+    )

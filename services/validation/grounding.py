@@ -10,20 +10,22 @@ embedding model plus hard checks. `services.validation.llm_judge` holds the opti
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field
 
 from services.common.embedding import EmbeddingCache
+from services.validation.claim_model import ClaimModel, doubtful_claims, shipped_claim_model
 from services.validation.claims import CitationMarker, Claim, find_citations, split_claims
 from services.validation.evidence import ChunkEvidence, PassageMatch, mentions_anything, rank_passages
 from services.validation.refusals import is_refusal
 from services.validation.stopping import StopSignal
 from services.validation.support import (
     ChunkVerdict,
+    LexicalEvidence,
     has_checkable_content,
     judge_claim,
     lexical_evidence,
@@ -47,8 +49,7 @@ class GroundingConfig(BaseModel):
 
     # An answer is grounded when at least this share of its claims (weighted by length) is
     # supported: by default all of them, since one fabricated sentence among true ones is the
-    # commonest hallucination of a summary. Full splits, allowance 4.5: summaries 0.45: 0.753,
-    # 0.7: 0.793, 0.9: 0.820, 1: 0.821; QA 0.977 at 0.45, 0.980 at 1.
+    # commonest hallucination of a summary.
     threshold: float = Field(
         1.0, ge=0, le=1, description="Share of claims (by length) that must be supported for is_grounded."
     )
@@ -65,24 +66,20 @@ class GroundingConfig(BaseModel):
         2, ge=0, description="Content words allowed between two words of a phrase in the context."
     )
     # Answers of at most this many sentences are direct answers, checked phrase by phrase
-    # (QA: 0.99 that way, 0.89 when they get the paraphrase allowance instead).
+    # (QA: 0.99 that way, 0.89 when they were judged as paraphrases instead).
     direct_answer_max_sentences: int = Field(
         1, ge=0, description="Answers this short are checked phrase by phrase, with no paraphrase allowance."
     )
-    # Unsupported mass one sentence of a longer answer may carry and still be a paraphrase
-    # (shared by the clauses cut from it). Full summarization split at threshold 1: 4: 0.811,
-    # 4.5: 0.821, 5: 0.819 (recall of "not grounded" 0.93, 0.88, 0.81).
-    paraphrase_allowance: float = Field(
-        4.5, ge=0, description="Unsupported word mass one sentence of a longer answer may carry."
-    )
-    # ... and no more than this share of its content words: a short sentence naming someone the
-    # context never mentions ("Its keeper was Thomas Walsh") is not a paraphrase. Full
-    # summarization split: 0.5: 0.751, 0.7: 0.815, 0.8: 0.8195, 1: 0.8195, no cap: 0.821.
+    # A claim of a longer answer whose unsupported mass (see the next field) reaches this share of
+    # its content words is not a paraphrase, whatever the claim model says. Summarization, report
+    # half, with the claim model retrained each time: 0.6: 0.82, 0.8: 0.854, no cap: 0.851.
     paraphrase_max_share: float = Field(
-        0.8, ge=0, description="... and at most this share of its content words."
+        0.8,
+        ge=0,
+        description="Share of a longer answer's claim that may be unsupported before it cannot be a paraphrase.",
     )
-    # Weight of a word found in the chunk but outside the claim's best passage (a word absent
-    # from the chunk weighs 1): 0.5 is best at allowance 4.5 (0.3: 0.797, 0.75: 0.807).
+    # Weight of a word found in the chunk but outside the claim's best passage, in that mass and
+    # in a direct answer's reported score (a word absent from the chunk weighs 1).
     outside_passage_weight: float = Field(
         0.5, ge=0, description="Weight of a claim word found in the chunk but outside its best passage."
     )
@@ -112,16 +109,11 @@ class GroundingConfig(BaseModel):
         description="Words needed each side of 'and' or ';' to split a clause into a claim of its own.",
     )
     # Hard checks: a number, a capitalised name or a negation of the claim missing from its
-    # evidence fails a direct answer whatever the other scores say.
+    # evidence fails a direct answer whatever the other scores say (in a longer answer the claim
+    # model weighs them).
     check_numbers: bool = Field(True, description="A number or date of the claim must be in its evidence.")
     check_names: bool = Field(True, description="A capitalised name of the claim must be in its evidence.")
     check_negations: bool = Field(True, description="A negation of the claim must be in its evidence.")
-    # In a longer answer a failed hard check adds this to the claim's unsupported mass instead
-    # of failing it (a name missing from the chunk then weighs 2: once as a word, once as a name).
-    # Full summarization split: 0.5: 0.8215, 1: 0.821, 2: 0.809, a veto: 0.789.
-    hard_check_weight: float = Field(
-        1.0, ge=0, description="Unsupported mass a failed hard check adds in a longer answer."
-    )
     # A negation of the claim must appear in one of its best N passages: the sentence that
     # carries the "not" is often the neighbour of the one sharing most words.
     negation_passages: int = Field(3, ge=1, description="Best passages of a claim searched for its negation.")
@@ -207,6 +199,7 @@ class ClaimAssessment:
     best_chunk_index: int
     reason: str
     supporting_chunks: frozenset[int] = frozenset()
+    doubt: float = 0.0  # the claim model's −log P(supported); inf when no chunk mentions it
 
 
 @dataclass(frozen=True)
@@ -225,20 +218,6 @@ def split_answer(answer: str, config: GroundingConfig) -> AnswerClaims:
 
 def is_direct_answer(claims: list[Claim], config: GroundingConfig) -> bool:
     return len({claim.sentence for claim in claims}) <= config.direct_answer_max_sentences
-
-
-def paraphrase_allowances(
-    claims: list[Claim], analyses: list[Analysis], config: GroundingConfig
-) -> list[float]:
-    """The allowance belongs to a sentence: clauses cut from one share it by their content words,
-    so splitting a sentence never makes its words easier to pass."""
-    sentence_terms = Counter()
-    for claim, analysis in zip(claims, analyses, strict=True):
-        sentence_terms[claim.sentence] += len(analysis.term_set)
-    return [
-        config.paraphrase_allowance * len(analysis.term_set) / max(1, sentence_terms[claim.sentence])
-        for claim, analysis in zip(claims, analyses, strict=True)
-    ]
 
 
 def assemble_result(
@@ -350,14 +329,31 @@ def _shorten(text: str, limit: int = 60) -> str:
     return f"“{text}”" if len(text) <= limit else f"“{text[: limit - 1]}…”"
 
 
+@dataclass(frozen=True)
+class ClaimEvidence:
+    """What OfflineChecker.gather finds; (i, j) keys are (claim, chunk) indexes."""
+
+    analyses: list[Analysis]
+    direct: bool
+    rankings: list[dict[int, list[PassageMatch]]]
+    evidence: dict[tuple[int, int], LexicalEvidence]
+    similarities: dict[tuple[int, int], float]
+
+
 class OfflineChecker:
     """The default checker: lexical evidence, the local embedding model and hard checks, on CPU."""
 
     name = "offline"
 
-    def __init__(self, config: GroundingConfig | None = None, embedding_model=None) -> None:
+    def __init__(
+        self,
+        config: GroundingConfig | None = None,
+        embedding_model=None,
+        claim_model: ClaimModel | None = None,
+    ) -> None:
         self.config = config or GroundingConfig()
         self._embedding_model = embedding_model
+        self._claim_model = claim_model
         # Answers cite the same chunks again and again, and an extractive answer's claims are
         # sentences of them: most texts to compare were embedded for an earlier answer.
         self._embed = EmbeddingCache(lambda texts: self._model().embed(texts))
@@ -399,11 +395,9 @@ class OfflineChecker:
         threshold = self.config.threshold if threshold is None else threshold
         return assemble_result(answer, claims, assessments, context, expected_sources, threshold, self.name)
 
-    def assess(
-        self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal
-    ) -> list[ClaimAssessment]:
-        """Judges every claim against every chunk that could support it (CPU-bound: run in a
-        thread). Checks `stop` between claims and between embedding batches."""
+    def gather(self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal) -> ClaimEvidence:
+        """Everything the verdicts are made of: each claim's lexical evidence against every chunk
+        that could support it, and its embedding similarity where the verdict reads one."""
         chunks = [
             ChunkEvidence(i, chunk.text, self.config.window_sentences, self.config.phrase_gap)
             for i, chunk in enumerate(context)
@@ -421,20 +415,29 @@ class OfflineChecker:
         }
         undecided = [pair for pair, found in evidence.items() if wants_similarity(found, direct)]
         similarities = self._similarities(undecided, claims, rankings, chunks, stop)
-        allowances = [None] * len(claims) if direct else paraphrase_allowances(claims, analyses, self.config)
-        return [
+        return ClaimEvidence(analyses, direct, rankings, evidence, similarities)
+
+    def assess(
+        self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal
+    ) -> list[ClaimAssessment]:
+        """Judges every claim against every chunk that could support it (CPU-bound: run in a
+        thread). Checks `stop` between claims and between embedding batches."""
+        found = self.gather(claims, context, stop)
+        model = None if found.direct else self._claim_model or shipped_claim_model()
+        assessments = [
             _assess_claim(
                 claim,
                 analysis,
                 [
                     judge_claim(
-                        analysis, evidence[(i, j)], similarities.get((i, j)), allowances[i], self.config
+                        analysis, found.evidence[(i, j)], found.similarities.get((i, j)), model, self.config
                     )
-                    for j in rankings[i]
+                    for j in found.rankings[i]
                 ],
             )
-            for i, (claim, analysis) in enumerate(zip(claims, analyses, strict=True))
+            for i, (claim, analysis) in enumerate(zip(claims, found.analyses, strict=True))
         ]
+        return assessments if model is None else _within_budget(assessments, model.doubt_budget)
 
     def _rank(
         self, claim: Claim, analysis: Analysis, chunks: list[ChunkEvidence]
@@ -514,7 +517,28 @@ def _assess_claim(claim: Claim, analysis: Analysis, verdicts: list[ChunkVerdict]
     if not has_checkable_content(analysis):
         return ClaimAssessment(claim, True, 1.0, -1, "nothing to check")
     if not verdicts:
-        return ClaimAssessment(claim, False, 0.0, -1, "no context chunk mentions it")
+        return ClaimAssessment(claim, False, 0.0, -1, "no context chunk mentions it", doubt=math.inf)
     best = max(verdicts, key=lambda v: (v.supported, v.score))
     supporting = frozenset(v.chunk_index for v in verdicts if v.supported)
-    return ClaimAssessment(claim, best.supported, best.score, best.chunk_index, best.reason, supporting)
+    return ClaimAssessment(
+        claim, best.supported, best.score, best.chunk_index, best.reason, supporting, best.doubt
+    )
+
+
+def _within_budget(assessments: list[ClaimAssessment], budget: float) -> list[ClaimAssessment]:
+    """Flags the most doubtful claims of a longer answer until the others fit its doubt budget.
+
+    Claims no chunk mentions are unsupported already; the budget is shared by the rest."""
+    judged = [i for i, a in enumerate(assessments) if math.isfinite(a.doubt)]
+    flagged = {judged[k] for k in doubtful_claims([assessments[i].doubt for i in judged], budget)}
+    return [
+        a
+        if i not in flagged or not a.supported
+        else replace(
+            a,
+            supported=False,
+            reason=f"too doubtful beside the answer's other claims (support {a.score:.2f})",
+            supporting_chunks=frozenset(),
+        )
+        for i, a in enumerate(assessments)
+    ]

@@ -6,24 +6,22 @@ Two regimes, chosen per answer:
   (GroundingConfig.phrase_gap). A one-line answer quotes or closely rephrases its
   source; when its words come from different places it is usually a recombination, the commonest
   hallucination of short answers. A rephrasing that keeps every word but changes their order is
-  accepted when the embedding model finds it very close to the passage.
-- the claims of a longer answer may paraphrase: a claim is supported while its unsupported mass
-  (words absent from the chunk, plus a fraction of the words found only outside its best passage,
-  plus a weight per failed hard check) stays under an allowance. Here semantic similarity only
-  ranks chunks and feeds the reported score: on HaluEval summaries, crediting close paraphrases
-  let fabrications through (-3 points).
-A direct answer fails on any hard check (number, name, negation): one wrong date is the whole
-answer. In a longer answer a failed check weighs like missing words instead: summaries name
-people and days their source leaves to its byline and dateline, and a veto on those cost 3.5
-points of balanced accuracy on HaluEval summaries.
+  accepted when the embedding model finds it very close to the passage. Any failed hard check
+  (number, name, negation) fails it: one wrong date is the whole answer.
+- the claims of a longer answer may paraphrase: the trained claim model
+  (services.validation.claim_model) turns the same word evidence into a doubt, and the answer's
+  claims share a doubt budget. Summaries name people and days their source
+  leaves to its byline, so there a failed hard check is evidence to weigh, not a veto.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from services.validation.checks import hard_check_failures
+from services.validation.checks import HardCheckFailures, hard_check_failures
+from services.validation.claim_model import ClaimModel, claim_features
 from services.validation.evidence import ChunkEvidence, PassageMatch
 from services.validation.text import Analysis, capitalised_words, is_content_word, stem
 
@@ -37,9 +35,13 @@ class LexicalEvidence:
 
     chunk_index: int
     match: PassageMatch
-    failures: list[str]
-    unsupported_mass: float
+    hard_checks: HardCheckFailures
+    unsupported_mass: float  # words absent from the chunk, plus a fraction of those outside the passage
     coverage: float
+
+    @property
+    def failures(self) -> list[str]:
+        return self.hard_checks.reasons
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class ChunkVerdict:
     supported: bool
     score: float
     reason: str
+    doubt: float = 0.0  # −log P(supported) by the claim model; 0 for a direct answer
 
 
 def has_checkable_content(claim: Analysis) -> bool:
@@ -60,7 +63,7 @@ def lexical_evidence(
 ) -> LexicalEvidence:
     """Evidence from the chunk's passages ranked best first (see evidence.rank_passages)."""
     match = ranked[0]
-    failures = hard_check_failures(
+    hard_checks = hard_check_failures(
         claim,
         chunk,
         [m.passage for m in ranked[: config.negation_passages]],
@@ -70,14 +73,14 @@ def lexical_evidence(
     )
     mass = len(match.novel_terms) + config.outside_passage_weight * len(match.outside_terms)
     coverage = max(0.0, 1.0 - mass / len(claim.term_set)) if claim.term_set else 1.0
-    return LexicalEvidence(chunk.index, match, failures, mass, coverage)
+    return LexicalEvidence(chunk.index, match, hard_checks, mass, coverage)
 
 
 def wants_similarity(evidence: LexicalEvidence, direct: bool) -> bool:
-    """Longer answers always use similarity; a direct answer only when words alone cannot decide
-    (all its words are there, but not as the same phrases)."""
+    """Only a direct answer whose words alone cannot decide (all there, but not as the same
+    phrases) is compared by embedding; the claim model of longer answers reads words only."""
     if not direct:
-        return True
+        return False
     return not evidence.failures and not evidence.match.novel_terms and not evidence.match.phrase_supported
 
 
@@ -85,29 +88,46 @@ def judge_claim(
     claim: Analysis,
     evidence: LexicalEvidence,
     similarity: float | None,
-    allowance: float | None,
+    model: ClaimModel | None,
     config: GroundingConfig,
 ) -> ChunkVerdict:
-    """allowance: the unsupported mass this claim may carry; None for a direct answer."""
+    """model: the claim model for a claim of a longer answer; None for a direct answer."""
+    if model is not None:
+        doubt = model.doubt(claim_features(claim, evidence))
+        if not could_paraphrase(claim, evidence, config):
+            return ChunkVerdict(
+                evidence.chunk_index, False, math.exp(-doubt), describe_gap(claim, evidence), math.inf
+            )
+        supported = doubt <= model.doubt_budget
+        reason = "supported" if supported else describe_gap(claim, evidence)
+        return ChunkVerdict(evidence.chunk_index, supported, math.exp(-doubt), reason, doubt)
     score = evidence.coverage
     if similarity is not None:
         score = (1 - config.semantic_weight) * score + config.semantic_weight * max(0.0, similarity)
-    if allowance is None:
-        if evidence.failures:
-            return ChunkVerdict(evidence.chunk_index, False, score, "; ".join(evidence.failures))
-        supported = evidence.match.phrase_supported or (
-            similarity is not None
-            and not evidence.match.novel_terms
-            and similarity >= config.direct_rephrase_similarity
-        )
-    else:
-        mass = evidence.unsupported_mass + config.hard_check_weight * len(evidence.failures)
-        supported = mass < min(allowance, config.paraphrase_max_share * max(1, len(claim.term_set)))
-    if supported:
-        reason = "supported"
-    else:
-        reason = "; ".join(evidence.failures) or _describe_gap(claim, evidence.match)
-    return ChunkVerdict(evidence.chunk_index, supported, score, reason)
+    if evidence.failures:
+        return ChunkVerdict(evidence.chunk_index, False, score, "; ".join(evidence.failures))
+    supported = evidence.match.phrase_supported or (
+        similarity is not None
+        and not evidence.match.novel_terms
+        and similarity >= config.direct_rephrase_similarity
+    )
+    return ChunkVerdict(
+        evidence.chunk_index, supported, score, "supported" if supported else describe_gap(claim, evidence)
+    )
+
+
+def could_paraphrase(claim: Analysis, evidence: LexicalEvidence, config: GroundingConfig) -> bool:
+    """False when most of the claim is what the chunk never says (its unsupported mass, with a
+    unit per failed hard check, reaches paraphrase_max_share of its content words): "Its keeper was
+    Thomas Walsh" rephrases nothing. HaluEval's fabricated summary sentences are long and mostly
+    supported, so the claim model never learnt this about short ones; it is a rule, not a weight."""
+    mass = evidence.unsupported_mass + len(evidence.failures)
+    return mass < config.paraphrase_max_share * max(1, len(claim.term_set))
+
+
+def describe_gap(claim: Analysis, evidence: LexicalEvidence) -> str:
+    """Why the evidence falls short, in words a reader can check."""
+    return "; ".join(evidence.failures) or _describe_gap(claim, evidence.match)
 
 
 def _describe_gap(claim: Analysis, match: PassageMatch) -> str:

@@ -118,12 +118,14 @@ async def test_a_20kb_answer_of_any_shape_leaves_the_server_responsive(server, a
 
 
 async def test_health_answers_while_a_large_request_is_checked(server):
-    request = large_request(chunk_count=2, chunk_chars=10_000, answer_chars=5_000)
+    request = large_request(chunk_count=5, chunk_chars=10_000, answer_chars=20_000)
     with HealthProbe(server.target, HEALTH_DEADLINE_SECONDS) as probe:
         reply = await server.stub.Validate(request, timeout=600)
         answered_during_the_check = len(probe.latencies)
     assert reply.is_grounded and len(reply.claims) > 40
-    assert len(probe.failures) <= 1 and answered_during_the_check >= 3  # one hiccup: see above
+    # The check takes about 0.4 s (a longer answer is judged on words, without the embedding
+    # model): a probe every 0.1 s answers at least twice unless the loop is blocked throughout.
+    assert len(probe.failures) <= 1 and answered_during_the_check >= 2  # one hiccup: see above
 
 
 @pytest.mark.parametrize("ending", ["deadline", "cancel"])

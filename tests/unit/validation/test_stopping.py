@@ -8,8 +8,9 @@ from services.common.errors import DeadlineExceeded
 from services.validation.grounding import EMBED_BATCH, ContextChunk, GroundingConfig, OfflineChecker
 from services.validation.stopping import CheckAbandoned, StopSignal
 
-# Thirty chunks whose sentences all share words with every claim of ANSWER: a longer answer
-# compares each claim with the best passages of every chunk, so about a hundred sentences to embed.
+# Thirty chunks whose sentences all share words with ANSWER, a direct answer with every word in
+# each chunk's last sentence but not in its order: it is compared by embedding with the best
+# passages of every chunk, so about a hundred sentences to embed.
 CONTEXT = [
     ContextChunk(
         f"h{i}",
@@ -18,7 +19,7 @@ CONTEXT = [
     )
     for i in range(30)
 ]
-ANSWER = "The harbour was built of stone. Its keeper lived by the harbour. Boats landed herring there."
+ANSWER = "Herring landed boats at the harbour."
 
 
 async def test_a_check_past_its_deadline_raises_deadline_exceeded_before_any_work(checker, counting_model):
