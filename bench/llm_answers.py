@@ -43,11 +43,10 @@ import statistics
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
-import yaml
 
 from bench.harness import ROOT, percentile, start_services
 from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
@@ -56,13 +55,12 @@ from services.agent.config import AgentSettings
 from services.agent.models.textguard import find_leaks
 from services.agent.prompt import INSTRUCTIONS
 from services.agent.tools import TOOL_NAME
-from services.commands.ingest import async_iter, ingest_requests
+from services.commands.ingest import ingest_folder
+from services.commands.question_file import Question, QuestionSet, load_questions, select
 from services.common.clients import make_channel
-from services.retrieval.ingest import read_folder
 
 DEFAULT_QUESTIONS = ROOT / "bench" / "questions" / "sample-docs.yaml"
 USER = "bench-llm"
-SPLITS = ("tune", "report")
 FLAGS = (  # letter, record key: the flag columns of the per-question lines
     ("R", "retrieved"),
     ("C", "cited"),
@@ -72,68 +70,6 @@ FLAGS = (  # letter, record key: the flag columns of the per-question lines
     ("D", "declined"),
     ("L", "leaked"),
 )
-
-
-# --- the question file ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Question:
-    id: str
-    question: str
-    answerable: bool
-    split: str
-    source: str = ""
-    expect: str = ""
-    session: str = ""
-    selected_text: str = ""
-
-
-@dataclass(frozen=True)
-class QuestionSet:
-    path: Path
-    corpus: Path
-    collection: str
-    questions: list[Question]
-
-
-def load_questions(path: Path) -> QuestionSet:
-    """The YAML file, checked: known keys, unique ids, a split each, one split per session."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    known = {f.name for f in fields(Question)}
-    questions = []
-    for item in data["questions"]:
-        unknown = set(item) - known
-        if unknown:
-            raise ValueError(f"{path}: question {item.get('id')!r} has unknown keys {sorted(unknown)}")
-        values = {key: value if key == "answerable" else str(value) for key, value in item.items()}
-        questions.append(Question(**values))
-    problems = [f"duplicate id {i}" for i, n in Counter(q.id for q in questions).items() if n > 1]
-    problems += [f"{q.id}: split must be tune or report" for q in questions if q.split not in SPLITS]
-    problems += [
-        f"{q.id}: answerable must be true or false" for q in questions if not isinstance(q.answerable, bool)
-    ]
-    sessions: dict[str, set[str]] = {}
-    for q in questions:
-        if q.session:
-            sessions.setdefault(q.session, set()).add(q.split)
-    problems += [
-        f"session {s}: all its questions need one split" for s, splits in sessions.items() if len(splits) > 1
-    ]
-    if problems:
-        raise ValueError(f"{path}: " + "; ".join(problems))
-    return QuestionSet(path, (ROOT / data["corpus"]).resolve(), data["collection"], questions)
-
-
-def select(questions: list[Question], split: str, ids: list[str]) -> list[Question]:
-    """The split's questions, or the named ones with the earlier questions of their sessions."""
-    if not ids:
-        return questions if split == "all" else [q for q in questions if q.split == split]
-    missing = set(ids) - {q.id for q in questions}
-    if missing:
-        raise ValueError(f"no questions with ids {sorted(missing)}")
-    last = {q.session: i for i, q in enumerate(questions) if q.session and q.id in ids}
-    return [q for i, q in enumerate(questions) if q.id in ids or i < last.get(q.session or None, -1)]
 
 
 # --- which model answers --------------------------------------------------------------------
@@ -158,18 +94,6 @@ def model_env(offline: bool, timeout: float) -> tuple[dict[str, str], str, str]:
 
 
 # --- ingest ---------------------------------------------------------------------------------
-
-
-async def ingest(
-    stub: retrieval_pb2_grpc.RetrievalServiceStub, corpus: Path, collection: str
-) -> retrieval_pb2.IngestProgress:
-    """The corpus into the collection; unchanged documents are skipped."""
-    options = retrieval_pb2.IngestOptions(collection=collection)
-    summary = None
-    async for reply in stub.Ingest(ingest_requests(options, async_iter(read_folder(corpus)))):
-        if reply.HasField("summary"):
-            summary = reply.summary
-    return summary
 
 
 # --- one question ---------------------------------------------------------------------------
@@ -415,8 +339,10 @@ async def run(args: argparse.Namespace) -> int:
     service = await start_services(args.data_dir, ["agent", "retrieval", "validation"], extra_env)
     try:
         async with make_channel(f"127.0.0.1:{service.ports['retrieval']}") as channel:
-            summary = await ingest(
-                retrieval_pb2_grpc.RetrievalServiceStub(channel), qset.corpus, qset.collection
+            summary = await ingest_folder(
+                retrieval_pb2_grpc.RetrievalServiceStub(channel),
+                qset.corpus,
+                retrieval_pb2.IngestOptions(collection=qset.collection),
             )
         print(
             f"ingested: {summary.documents_indexed} indexed, {summary.documents_unchanged} unchanged, "

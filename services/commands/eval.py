@@ -4,6 +4,11 @@
   recall@1/5/10 and MRR@10 per mode.
 - grounding: HaluEval (QA or summarization) answers checked through Validate; balanced accuracy,
   precision/recall of "not grounded", p50/p99 validation time.
+- answers: questions asked through AskStream. --squad: answer containment and own-paragraph
+  citations on SQuAD. --questions: a question file's book (bench/questions/*.yaml) ingested into
+  its collection, then per split the share of answerable questions citing the right page,
+  grounded and declined, unanswerable ones declined, answers with Markdown fragments or a repeated
+  sentence, the median answer length and the calls that did not end OK (answer_quality.py).
 """
 
 from __future__ import annotations
@@ -30,14 +35,25 @@ from glossator.v1 import (
     validation_pb2_grpc,
 )
 from services.commands import exit_codes
+from services.commands.answer_quality import judge_answer, question_figures
 from services.commands.connect import (
     add_target_option,
+    connection_failed,
     default_target,
     explain_rpc_error,
     service_channel,
     suite_channels,
+    wrong_service,
 )
-from services.commands.ingest import ingest
+from services.commands.ingest import ingest, ingest_folder
+from services.commands.question_file import (
+    SPLITS,
+    Question,
+    QuestionFileError,
+    conversations,
+    load_questions,
+    select,
+)
 
 EVAL_COLLECTION = "eval-squad"
 MODES = {
@@ -75,16 +91,37 @@ def add_parser(commands) -> None:
     grounding.set_defaults(func=lambda args: asyncio.run(_eval_grounding(args)))
 
     answers = kinds.add_parser(
-        "answers", help="answer containment and citation accuracy on SQuAD, via AskStream"
+        "answers",
+        help="answer quality through AskStream: SQuAD containment, or a question file on a real book",
+        description="Asks questions through AskStream and scores the answers. --squad: SQuAD "
+        "paragraphs, answer containment and citations. --questions: a question file "
+        "(bench/questions/*.yaml); its book is ingested into its collection, then the right page "
+        "cited, grounded, declined, Markdown fragments, repeated sentences and answer length.",
     )
-    answers.add_argument("--squad", type=Path, required=True, help="a SQuAD v1.1 JSON file")
+    questions = answers.add_mutually_exclusive_group(required=True)
+    questions.add_argument("--squad", type=Path, help="a SQuAD v1.1 JSON file")
+    questions.add_argument(
+        "--questions", type=Path, help="a question file: corpus, collection and questions (YAML)"
+    )
     answers.add_argument(
-        "--limit", type=int, default=0, help="questions to ask, spread over the file (0: all)"
+        "--limit", type=int, default=0, help="--squad: questions to ask, spread over the file (0: all)"
     )
-    answers.add_argument("--collection", default=EVAL_COLLECTION, help="collection the paragraphs go into")
+    answers.add_argument(
+        "--split",
+        choices=("tune", "report", "all"),
+        help="--questions: the questions of this split (default all)",
+    )
+    answers.add_argument(
+        "--collection",
+        help=f"collection the documents go into (default {EVAL_COLLECTION}, or the question file's)",
+    )
     answers.add_argument("--top-k", type=int, default=5, help="chunks the agent retrieves, 1-20")
-    answers.add_argument("--concurrency", type=int, default=4)
+    answers.add_argument("--concurrency", type=int, default=4, help="questions in flight")
+    answers.add_argument("--timeout", type=float, default=120.0, help="deadline of each question, seconds")
     answers.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    answers.add_argument(
+        "--rows", action="store_true", help="--questions: also one row per question (in the JSON: rows)"
+    )
     answers.add_argument(
         "--retrieval",
         default=default_target("retrieval"),
@@ -327,23 +364,35 @@ def answer_figures(rows: list[tuple[SquadQuestion, agent_pb2.Response, bool]]) -
     }
 
 
+def _usage_error(message: str) -> int:
+    print(f"glossator eval answers: error: {message}", file=sys.stderr)
+    return exit_codes.USAGE
+
+
 async def _eval_answers(args: argparse.Namespace) -> int:
+    if args.concurrency < 1 or args.timeout <= 0:
+        return _usage_error("--concurrency must be at least 1 and --timeout above 0")
+    if args.questions is not None:
+        return await _eval_questions(args)
+    if args.split is not None or args.rows:
+        return _usage_error("--split and --rows go with --questions, not --squad")
     documents, questions = load_squad(args.squad)
     questions = spread(questions, args.limit)
+    collection = args.collection or EVAL_COLLECTION
     targets = {"retrieval": args.retrieval, "agent": args.target}
     try:
         async with suite_channels(targets, args.embedded) as channels:
             await ingest_squad(
-                retrieval_pb2_grpc.RetrievalServiceStub(channels["retrieval"]), documents, args.collection
+                retrieval_pb2_grpc.RetrievalServiceStub(channels["retrieval"]), documents, collection
             )
             agent = agent_pb2_grpc.AgentServiceStub(channels["agent"])
 
             async def ask(q: SquadQuestion) -> tuple[SquadQuestion, agent_pb2.Response, bool]:
                 found, response = False, None
                 request = agent_pb2.AskRequest(
-                    query=q.question[:1000], collection=args.collection, user_id="eval", top_k=args.top_k
+                    query=q.question[:1000], collection=collection, user_id="eval", top_k=args.top_k
                 )
-                async for event in agent.AskStream(request, timeout=120):
+                async for event in agent.AskStream(request, timeout=args.timeout):
                     kind = event.WhichOneof("event")
                     if kind == "retrieval":
                         found = found or any(
@@ -355,7 +404,7 @@ async def _eval_answers(args: argparse.Namespace) -> int:
 
             rows = await bounded(args.concurrency, (ask(q) for q in questions))
     except grpc.aio.AioRpcError as error:
-        return explain_rpc_error(error, args.target)
+        return explain_rpc_error(error, args.target, timeout=args.timeout)
     figures = answer_figures(rows)
     if args.json:
         print(json.dumps(figures))
@@ -365,3 +414,195 @@ async def _eval_answers(args: argparse.Namespace) -> int:
         if key != "questions":
             print(f"  {key:<26} {value}")
     return exit_codes.OK
+
+
+# --- answers to a question file --------------------------------------------------------------
+
+
+@dataclass
+class Asked:
+    """One question's call: its gRPC status, and the final response when it came."""
+
+    question: Question
+    status: str = "OK"
+    detail: str = ""
+    response: agent_pb2.Response | None = None
+    error: grpc.aio.AioRpcError | None = None
+
+
+async def ask_question(
+    agent: agent_pb2_grpc.AgentServiceStub,
+    question: Question,
+    collection: str,
+    session_id: str,
+    args: argparse.Namespace,
+) -> tuple[Asked, str]:
+    """Asks through AskStream; returns what came back and the session the answer was given in.
+    A failed call is recorded, unless the agent cannot be reached at all (that ends the run)."""
+    request = agent_pb2.AskRequest(
+        query=question.question[:1000],
+        session_id=session_id,
+        user_id="eval",
+        selected_text=question.selected_text,
+        top_k=args.top_k,
+        include_sources=True,
+        collection=collection,
+    )
+    asked, session = Asked(question), session_id
+    try:
+        async for event in agent.AskStream(request, timeout=args.timeout):
+            kind = event.WhichOneof("event")
+            if kind == "started":
+                session = session or event.started.session_id
+            elif kind == "completed":
+                asked.response = event.completed.response
+    except grpc.aio.AioRpcError as error:
+        if connection_failed(error) or wrong_service(error):
+            raise
+        asked.status, asked.detail, asked.error = error.code().name, error.details() or "", error
+    if asked.status == "OK" and asked.response is None:
+        asked.status, asked.detail = "NO_COMPLETED", "the stream ended without a completed event"
+    return asked, session
+
+
+async def _ask_all(
+    agent: agent_pb2_grpc.AgentServiceStub, questions: list[Question], collection: str, args
+) -> list[Asked]:
+    """Every question, `--concurrency` conversations at a time; a session's questions in order, in
+    one session. Results in file order."""
+
+    async def converse(run: list[Question]) -> list[Asked]:
+        session_id, asked = "", []
+        for question in run:
+            result, session = await ask_question(agent, question, collection, session_id, args)
+            session_id = session if question.session else ""
+            asked.append(result)
+        return asked
+
+    runs = await bounded(args.concurrency, (converse(run) for run in conversations(questions)))
+    order = {q.id: i for i, q in enumerate(questions)}
+    return sorted((a for run in runs for a in run), key=lambda a: order[a.question.id])
+
+
+async def _eval_questions(args: argparse.Namespace) -> int:
+    if args.limit:
+        return _usage_error("--limit goes with --squad; --questions asks a whole split")
+    try:
+        qset = load_questions(args.questions)
+    except QuestionFileError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return exit_codes.USAGE
+    split = args.split or "all"
+    questions = select(qset.questions, split)
+    collection = args.collection or qset.collection
+    log = sys.stderr if args.json else sys.stdout
+    print(
+        f"{qset.path.name}: {len(questions)} questions (split {split}) on {qset.corpus}, "
+        f"collection {collection}",
+        file=log,
+    )
+    targets = {"retrieval": args.retrieval, "agent": args.target}
+    async with suite_channels(targets, args.embedded) as channels:
+        started = time.perf_counter()
+        try:
+            summary = await ingest_folder(
+                retrieval_pb2_grpc.RetrievalServiceStub(channels["retrieval"]),
+                qset.corpus,
+                retrieval_pb2.IngestOptions(collection=collection),
+            )
+        except grpc.aio.AioRpcError as error:
+            return explain_rpc_error(error, args.retrieval)
+        ingest_s = time.perf_counter() - started
+        if summary is None:
+            print("error: the ingest stream ended without a summary", file=sys.stderr)
+            return exit_codes.RPC_FAILED
+        print(
+            f"ingested in {ingest_s:.1f} s: {summary.documents_indexed} indexed, "
+            f"{summary.documents_unchanged} unchanged, {summary.documents_failed} failed",
+            file=log,
+        )
+        try:
+            asked = await _ask_all(
+                agent_pb2_grpc.AgentServiceStub(channels["agent"]), questions, collection, args
+            )
+        except grpc.aio.AioRpcError as error:
+            return explain_rpc_error(error, args.target, timeout=args.timeout)
+    records = [judge_answer(a.question, a.status, a.response, a.detail) for a in asked]
+    report = {
+        "questions_file": str(qset.path),
+        "corpus": str(qset.corpus),
+        "collection": collection,
+        "split": split,
+        "ingest": {
+            "seconds": round(ingest_s, 1),
+            "indexed": summary.documents_indexed,
+            "unchanged": summary.documents_unchanged,
+            "failed": summary.documents_failed,
+        },
+        "figures": question_figures(records),
+    }
+    if split == "all":
+        report["splits"] = {s: question_figures([r for r in records if r["split"] == s]) for s in SPLITS}
+    if args.json:
+        if args.rows:
+            report["rows"] = records
+        print(json.dumps(report))
+    else:
+        if args.rows:
+            for record in records:
+                print(question_row(record))
+            print()
+        print_question_figures(report)
+    failed = [a for a in asked if a.status != "OK"]
+    if not failed:
+        return exit_codes.OK
+    print(f"{len(failed)} of {len(asked)} questions failed; the first:", file=sys.stderr)
+    if failed[0].error is None:
+        print(f"error: {failed[0].detail}", file=sys.stderr)
+        return exit_codes.RPC_FAILED
+    code = explain_rpc_error(failed[0].error, args.target, timeout=args.timeout)
+    return code if len(failed) == len(asked) else exit_codes.RPC_FAILED
+
+
+_ROW_FLAGS = (
+    ("P", "right_page"),
+    ("G", "grounded"),
+    ("D", "declined"),
+    ("M", "markdown"),
+    ("U", "duplicate"),
+)
+
+
+def question_row(record: dict) -> str:
+    """One line a question: id, split, kind, status, flags, length, first cited page, answer head."""
+    flags = "".join(letter if record[key] else "." for letter, key in _ROW_FLAGS)
+    kind = "ans" if record["answerable"] else "unans"
+    text = record["answer"] if record["status"] == "OK" else record["detail"]
+    cited = record["cited"][0] if record["cited"] else "-"
+    return (
+        f"{record['id']:<8} {record['split']:<6} {kind:<5} {record['status']:<6} {flags} "
+        f"{record['chars']:>5} {cited[:48]:<48} {' '.join(text.split())[:70]}"
+    )
+
+
+def print_question_figures(report: dict) -> None:
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{value:.0%}"
+
+    rows = [("all", report["figures"]), *report.get("splits", {}).items()]
+    print(
+        f"{'split':<7} {'answerable':>10} {'right page':>10} {'grounded':>9} {'declined':>9} "
+        f"{'unanswerable':>12} {'declined':>9} {'markdown':>9} {'duplicates':>10} {'median chars':>12}"
+    )
+    for name, f in rows:
+        a, u, answers = f["answerable"], f["unanswerable"], f["answers"]
+        median = "-" if answers["median_chars"] is None else f"{answers['median_chars']:g}"
+        print(
+            f"{name:<7} {a['questions']:>10} {pct(a['right_page']):>10} {pct(a['grounded']):>9} "
+            f"{pct(a['declined']):>9} {u['questions']:>12} {pct(u['declined']):>9} "
+            f"{pct(answers['markdown']):>9} {pct(answers['duplicates']):>10} {median:>12}"
+        )
+    f = report["figures"]
+    status = ", ".join(f"{code} {n}" for code, n in sorted(f["status"].items())) or "none"
+    models = ", ".join(f"{m} ({n})" for m, n in f["models"].items()) or "no model"
+    print(f"calls not OK: {status} · answered by: {models}")

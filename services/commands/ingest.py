@@ -115,6 +115,22 @@ async def ingest(
     await writer
 
 
+async def ingest_folder(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub,
+    folder: Path,
+    options: retrieval_pb2.IngestOptions,
+    **call_options: Any,
+) -> retrieval_pb2.IngestProgress | None:
+    """Ingests every page of `folder` with `options`; returns the summary (None: the stream ended
+    without one)."""
+    summary = None
+    requests = ingest_requests(options, async_iter(read_folder(folder)))
+    async for reply in ingest(stub, requests, **call_options):
+        if reply.HasField("summary"):
+            summary = reply.summary
+    return summary
+
+
 async def _write_all(call: grpc.aio.StreamStreamCall, requests: AsyncIterator[Any]) -> None:
     """Writes the requests and half-closes; a failing source cancels the call rather than stall it."""
     try:
