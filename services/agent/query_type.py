@@ -4,11 +4,15 @@
   passage the reader selected;
 - factual: asks for one fact (who, when, where, how many, which, what year...);
 - conceptual: everything else (what is, why, how does, explain, compare).
+
+`question_form` says what shape of sentence answers it (a definition, steps, a reason), which the
+extractive answerer prefers among sentences that match the question equally well.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -54,3 +58,65 @@ def classify_query(query: str, selected_text: str = "") -> QueryType:
     ):
         return QueryType.FACTUAL
     return QueryType.CONCEPTUAL
+
+
+class AnswerForm(StrEnum):
+    """The shape of sentence that answers a question, by its wording: the extractive answerer
+    prefers sentences of that shape (models/extractive.py)."""
+
+    DEFINITION = "definition"  # "What is X?": "X is / refers to ..."
+    HOW = "how"  # "How do I ...?": steps, "by ...ing", imperatives
+    WHY = "why"  # "Why ...?": "because", "to ...", "so that", "allows"
+    OTHER = "other"  # anything else (numbers and names have a term of their own)
+
+
+@dataclass(frozen=True)
+class QuestionForm:
+    form: AnswerForm
+    # For a definition, the words of the term asked about ("What is a ROS 2 topic?": "ROS 2 topic").
+    term: str = ""
+
+
+_DEFINITION_Q_RE = re.compile(
+    r"^(?:(?:and|so|ok|okay)[,\s]+)?(?:what|who)(?:'s|\s+(?:is|are|was|were))\s+(?:an?\s+|the\s+)?"
+    r"(?P<term>[^?]{1,80}?)\s*\??$"
+    r"|^(?:define|explain what)\s+(?:an?\s+|the\s+)?(?P<defined>[^?]{1,80}?)(?:\s+(?:is|are|means))?\s*[?.]?$"
+    r"|^what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(?P<meant>[^?]{1,80}?)\s+(?:mean|stand for)\s*\??$",
+    re.IGNORECASE,
+)
+# "What is the difference / purpose / role ..." asks for more than a definition, and "who was the
+# first person to ..." for a fact.
+_NOT_DEFINITION_RE = re.compile(
+    r"^(?:the\s+)?(?:difference|differences|purpose|role|reason|best|main|key|advantage|benefit|use"
+    r"|first|last|second|third|next|previous|most|least|largest|smallest|biggest|oldest|only|name)\b"
+    r"|\b(?:difference|between|compared?)\b|\s(?:to|that|who|which|when|where)\s",
+    re.IGNORECASE,
+)
+_HOW_Q_RE = re.compile(
+    r"^(?:(?:and|so|ok|okay)[,\s]+)?(?:how\s+(?:do|does|did|can|could|should|would|to|is|are|will)\b"
+    r"|what\s+(?:are\s+the\s+)?steps\b|what\s+should\s+i\s+(?:do|check)\b|what\s+can\s+i\s+do\b)",
+    re.IGNORECASE,
+)
+_WHY_Q_RE = re.compile(
+    r"^(?:(?:and|so|ok|okay)[,\s]+)?why\b|\b(?:what\s+is\s+the\s+(?:purpose|reason|point|benefit)|what\s+for)\b",
+    re.IGNORECASE,
+)
+_FOLLOWING_QUESTION_RE = re.compile(r",?\s+and\s+(?:what|which|how|why|where|who|when)\b", re.IGNORECASE)
+_MAX_TERM_WORDS = 6
+
+
+def question_form(query: str) -> QuestionForm:
+    """The answer shape a question asks for, by surface cues only (like classify_query)."""
+    text = " ".join(query.split())
+    if _WHY_Q_RE.search(text):
+        return QuestionForm(AnswerForm.WHY)
+    if _HOW_Q_RE.search(text):
+        return QuestionForm(AnswerForm.HOW)
+    definition = _DEFINITION_Q_RE.search(text)
+    if definition:
+        term = next(group for group in definition.groups() if group is not None)
+        # "What is URDF and what parts does it describe?": the term is URDF.
+        term = _FOLLOWING_QUESTION_RE.split(term, maxsplit=1)[0].strip(" .,'\"")
+        if term and len(term.split()) <= _MAX_TERM_WORDS and not _NOT_DEFINITION_RE.search(term):
+            return QuestionForm(AnswerForm.DEFINITION, term)
+    return QuestionForm(AnswerForm.OTHER)

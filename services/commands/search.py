@@ -12,6 +12,7 @@ from google.protobuf.json_format import MessageToDict
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.commands import exit_codes
 from services.commands.connect import add_target_option, explain_rpc_error, service_channel
+from services.retrieval.search import snippet
 
 MODES = {
     "hybrid": common_pb2.SEARCH_MODE_HYBRID,
@@ -76,7 +77,7 @@ async def _search(args: argparse.Namespace) -> int:
         chunk = result.chunk
         print(f"{result.rank}. [{result.relevance:.2f}] {' > '.join(chunk.section_path) or chunk.title}")
         print(f"   {chunk.source_url}")
-        print(f"   {' '.join(chunk.text.split())[:200]}")
+        print(f"   {snippet(chunk.text, [(s.start, s.end, s.similarity) for s in result.sentences])}")
     m = reply.metadata
     print(
         f"-- {len(reply.results)} of {m.candidates} candidates · embedding {m.embedding_ms:.1f} ms · "

@@ -1,16 +1,20 @@
-"""Search pipeline: embed the query (cache, micro-batch), encode its terms, ask the store, filter."""
+"""Search pipeline: embed the query (cache, micro-batch), encode its terms, ask the store, filter;
+and `snippet`, what a result list shows of a found chunk."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from services.common.errors import FailedPrecondition
+from services.common.markdown_display import display_text
 from services.common.metrics import count_cache_lookup, observe_stage
 from services.retrieval.embed import EmbeddingProvider, QueryBatcher, QueryEmbeddingCache
+from services.retrieval.sentences import prose_sentences
 from services.retrieval.sparse import SparseEncoder
 from services.retrieval.store import SearchFilters, SearchHit, SearchMode, VectorStore
 from services.retrieval.store.base import MIXED_MODELS_ADVICE
@@ -105,3 +109,33 @@ class Searcher:
 
     async def close(self) -> None:
         await self._batcher.close()
+
+
+SNIPPET_CHARS = 200
+
+
+def snippet(
+    text: str, sentences: Sequence[tuple[int, int, float]] = (), max_chars: int = SNIPPET_CHARS
+) -> str:
+    """What a result list shows of a chunk, as a reader sees it rendered (no `##`, `**`, fences):
+    its sentences most similar to the query (`sentences`: Search's (start, end, similarity)), in
+    reading order, as many as fit in max_chars; without scores its first prose sentences, and for
+    a chunk without prose (code, a table) the beginning of its text. The chunk text itself stays
+    as indexed: offsets point into it."""
+    if sentences:
+        ranked = sorted(sentences, key=lambda s: -s[2])
+    else:
+        ranked = [(start, end, 0.0) for start, end in prose_sentences(text)]
+    chosen: list[tuple[int, str]] = []
+    used = 0
+    for start, end, _ in ranked:
+        shown = display_text(text[start:end])
+        if chosen and used + len(shown) + 1 > max_chars:
+            continue
+        chosen.append((start, shown))
+        used += len(shown) + 1
+    shown = " ".join(part for _, part in sorted(chosen)) if chosen else display_text(text)
+    if len(shown) <= max_chars:
+        return shown
+    cut = shown[: max_chars - 1]
+    return (cut if shown[max_chars - 1] == " " else cut.rsplit(" ", 1)[0]).rstrip() + "…"

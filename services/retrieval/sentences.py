@@ -1,31 +1,61 @@
 """Prose sentences of a chunk: what Search scores for highlights and the extractive answerer quotes.
 
-Code blocks, headings, lines introducing a list ("as follows:") and fragments of a few words are
-left out: none answers a question on its own. Spans are offsets into the chunk text (in code
-points), so a client can highlight a sentence where it stands.
+The chunk is cut by the validator's own splitter (services/validation/text.py `sentence_units`),
+so a highlight, a quoted sentence and the sentence the validator checks it against are the same
+unit. Only prose answers a question on its own, so these are left out:
+- what is not prose: code, headings, table rows, lines of links, markup (fences, `:::note`,
+  HTML/JSX tags, MDX imports);
+- lines introducing what follows ("as follows:") and questions (an FAQ's "Q: ...?");
+- fragments: fewer than MIN_SENTENCE_WORDS words, or, for a list item or a line that does not
+  end like a sentence ("**Cause**: DDS configuration issues"), fewer than MIN_LIST_ITEM_WORDS
+  ("Restart ROS 2 daemon" is a step, not an answer).
+Words are counted in the text as displayed (services/common/markdown_display.py). Spans are
+offsets into the chunk text (in code points), so a client can highlight a sentence where it
+stands.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from services.validation.text import sentence_spans
+from services.common.markdown_display import display_text
+from services.validation.text import PROSE_KINDS, TOKEN_RE, UnitKind, sentence_units
 
-_FENCE_RE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
-_NOT_NEWLINE_RE = re.compile(r"[^\n]")
 MIN_SENTENCE_WORDS = 3
+MIN_LIST_ITEM_WORDS = 5
+_SENTENCE_CLOSE_RE = re.compile(r"[.!]['\"”’)\]]*$")
+
+
+@dataclass(frozen=True)
+class ProseSentence:
+    start: int
+    end: int
+    # The text of the last heading above the sentence in the chunk ("" when none is).
+    heading: str
 
 
 def prose_sentences(text: str) -> list[tuple[int, int]]:
     """(start, end) of each prose sentence of the text, in order."""
-    # Code is blanked out rather than cut, so that offsets still hold in the original text.
-    masked = _FENCE_RE.sub(lambda fence: _NOT_NEWLINE_RE.sub(" ", fence.group()), text)
+    return [(sentence.start, sentence.end) for sentence in sectioned_sentences(text)]
+
+
+def sectioned_sentences(text: str) -> list[ProseSentence]:
+    """The prose sentences of the text, in order, each with the heading it stands under."""
     found = []
-    for start, end in sentence_spans(masked):
-        sentence = masked[start:end]
-        if sentence.startswith("#") or sentence.endswith(":") or len(sentence.split()) < MIN_SENTENCE_WORDS:
+    heading = ""
+    for unit in sentence_units(text):
+        if unit.kind == UnitKind.HEADING:
+            heading = display_text(text[unit.start : unit.end])
+        if unit.kind not in PROSE_KINDS:
             continue
-        found.append((start, end))
+        shown = display_text(text[unit.start : unit.end])
+        if shown.endswith((":", "?")):
+            continue
+        fragment = unit.kind == UnitKind.LIST_ITEM or not _SENTENCE_CLOSE_RE.search(shown)
+        least = MIN_LIST_ITEM_WORDS if fragment else MIN_SENTENCE_WORDS
+        if len(TOKEN_RE.findall(shown)) >= least:
+            found.append(ProseSentence(unit.start, unit.end, heading))
     return found
 
 

@@ -11,6 +11,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
+from services.common.markdown_display import HTML_TAG_RE, LINK_RE
+
 # fmt: off
 STOPWORDS = frozenset(
     {
@@ -84,8 +86,11 @@ LIST_BULLET_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-cased word tokens, possessive 's dropped ("Arthur's" -> "arthur")."""
-    return [_strip_possessive(m.group().lower()) for m in TOKEN_RE.finditer(text)]
+    """Lower-cased word tokens, possessive 's dropped ("Arthur's" -> "arthur"); of a Markdown link
+    only the words a reader sees ("[physics simulation](../physics-simulation/index.md)" states
+    nothing about "index" or "md")."""
+    shown = LINK_RE.sub(lambda link: next(g for g in (*link.groups(), "") if g is not None), text)
+    return [_strip_possessive(m.group().lower()) for m in TOKEN_RE.finditer(shown)]
 
 
 def _strip_possessive(token: str) -> str:
@@ -323,13 +328,11 @@ _MARKUP_RE = re.compile(
     r"[ \t]*(?::::|<!--|(?:import|export)[ \t].*(?:\bfrom[ \t]|=)|(?:-{3,}|\*{3,}|_{3,})[ \t]*$)"
 )
 _TAG_LINE_RE = re.compile(r"[ \t]*</?[A-Za-z][\w.:-]*(?:[ \t/>]|$)")
-HTML_TAG_RE = re.compile(r"</?[A-Za-z][\w.:-]*(?:\s[^<>]*)?/?>")
 _QUOTE_RE = re.compile(r"[ \t]*>")
 # A line opening with a bullet, a quote, a table row, a heading, a numbered item, bold text (a
 # "**Label**:" line), or a citation marker (models list cited items as "[1] ...") starts a block
 # of its own: it is not a soft wrap of the line above.
 _BLOCK_START_RE = re.compile(r"\s*(?:[-*+>|#]|\d+[.)]\s|\[\d+\]\s)")
-_LINK_RE = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)|!?\[([^\]\n]*)\]\[[^\]\n]*\]|<https?://[^>\s]+>")
 # Words beside the links of a line that still make it a line of links ("- [Docs](url) - official").
 _LINK_LINE_MAX_WORDS = 2
 
@@ -356,9 +359,9 @@ def line_kind(line: str) -> str:
 
 def _is_link_line(line: str) -> bool:
     """A line that is links and little else: "[ROS 2 Tutorials](https://...)"."""
-    if not _LINK_RE.search(line):
+    if not LINK_RE.search(line):
         return False
-    rest = _LINK_RE.sub(" ", LIST_BULLET_RE.sub("", line, count=1))
+    rest = LINK_RE.sub(" ", LIST_BULLET_RE.sub("", line, count=1))
     return len(TOKEN_RE.findall(rest)) <= _LINK_LINE_MAX_WORDS
 
 

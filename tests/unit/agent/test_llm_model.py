@@ -363,8 +363,17 @@ def test_an_answer_turn_shows_each_passage_cut_to_its_best_scored_sentences():
 
 
 def test_list_items_shown_to_the_model_end_as_sentences():
-    passages = [(4, "- Understand the reasons\n- Recognize the advantages\n\nIt is a shift.")]
-    similarity = {"Understand the reasons": 0.8, "Recognize the advantages": 0.7, "It is a shift.": 0.6}
+    passages = [
+        (
+            4,
+            "- Understand the reasons for Physical AI\n- Recognize the advantages of bodies\n\nIt is a shift.",
+        )
+    ]
+    similarity = {
+        "Understand the reasons for Physical AI": 0.8,
+        "Recognize the advantages of bodies": 0.7,
+        "It is a shift.": 0.6,
+    }
     assert focused(passages, similarity, keep=3) == [
-        (4, "Understand the reasons. Recognize the advantages. It is a shift.")
+        (4, "Understand the reasons for Physical AI. Recognize the advantages of bodies. It is a shift.")
     ]

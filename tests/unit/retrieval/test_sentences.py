@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from services.retrieval.sentences import normalise, prose_sentences
+from services.retrieval.sentences import normalise, prose_sentences, sectioned_sentences
 from services.retrieval.store import SentenceVectors
 from services.retrieval.store.layout import encode_sentences, sentence_scores
 
@@ -18,6 +18,35 @@ def test_prose_sentences_are_offsets_into_the_text_without_code_headings_or_frag
 def test_a_fence_left_open_hides_the_rest_of_the_chunk():
     text = "Run the command below now.\n```python\nprint('this is not prose at all.')"
     assert [text[a:b] for a, b in prose_sentences(text)] == ["Run the command below now."]
+
+
+def test_only_prose_answers_not_tables_links_markup_questions_or_list_fragments():
+    text = (
+        ":::note\nThe simulator needs a GPU to render scenes.\n:::\n"
+        "| Feature | URDF | SDF |\n|---|---|---|\n| World description | No | Yes |\n"
+        "[ROS 2 Tutorials](https://docs.ros.org/en/humble/Tutorials.html)\n"
+        "**Cause**: DDS configuration issues\n"
+        "- Restart ROS 2 daemon\n"
+        "- **Topic**: A named bus over which nodes exchange messages\n"
+        "**Q: How do I make my nodes more efficient?**\n"
+        "A: Use appropriate QoS settings.\n"
+        '<TabItem value="py" label="Python">\n'
+    )
+    assert [normalise(text[a:b]) for a, b in prose_sentences(text)] == [
+        "The simulator needs a GPU to render scenes.",
+        "**Topic**: A named bus over which nodes exchange messages",
+        "A: Use appropriate QoS settings.",
+    ]
+
+
+def test_each_sentence_knows_the_heading_it_stands_under_in_the_chunk():
+    text = "Intro text stands here.\n## Learning Objectives\n- Understand the reasons for Physical AI\n## Case\nIt is a shift."
+    found = [(normalise(text[s.start : s.end]), s.heading) for s in sectioned_sentences(text)]
+    assert found == [
+        ("Intro text stands here.", ""),
+        ("Understand the reasons for Physical AI", "Learning Objectives"),
+        ("It is a shift.", "Case"),
+    ]
 
 
 def test_quantised_sentence_vectors_give_back_the_cosine_within_a_hundredth():

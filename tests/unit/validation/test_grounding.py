@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from services.validation.grounding import ContextChunk, GroundingConfig, OfflineChecker
+from services.validation.text import Analysis
 
 CONTEXT = [
     ContextChunk(
@@ -121,7 +122,9 @@ async def test_a_reordered_direct_answer_is_compared_by_embedding_once(checker, 
     answer = "Herring land fishing boats still [2]."  # every word of a sentence, not in its order
     first = await checker.check("", answer, CONTEXT, [], None)
     [texts] = counting_model.calls
-    assert texts[0] == "Herring land fishing boats still." and "Fishing boats still land herring there." in texts
+    assert (
+        texts[0] == "Herring land fishing boats still." and "Fishing boats still land herring there." in texts
+    )
     again = await checker.check("", answer, CONTEXT, [], None)
     assert len(counting_model.calls) == 1
     assert again.claims == first.claims and again.grounding_score == first.grounding_score
@@ -140,3 +143,9 @@ async def test_a_failed_hard_check_fails_a_direct_answer_but_weighs_like_a_word_
     assert (direct.is_grounded, direct.claims[0].reason) == (False, "number 1951 not in context")
     longer = await checker.check("", f"The lighthouse was built in 1902. {claim}", CONTEXT, [], None)
     assert longer.is_grounded
+
+
+def test_the_target_of_a_markdown_link_is_not_part_of_what_the_context_states():
+    # "simulation add" was not stated together: the link target's words stood between them.
+    sentence = Analysis("Learn about [physics simulation](../physics-simulation/index.md) to add gravity.")
+    assert sentence.words == ["learn", "about", "physics", "simulation", "to", "add", "gravity"]

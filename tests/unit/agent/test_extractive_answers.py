@@ -1,0 +1,160 @@
+"""Extractive answers from Markdown passages: clean display, no repeats, the right kind of sentence.
+
+The passages' sentences come with Search-style similarity scores, so ranking is exact and no
+embedding model runs (except in the last test, where the real validator checks an answer).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from services.agent.models.extractive import (
+    Passage,
+    Weights,
+    choose_sentences,
+    compose_answer,
+    near_duplicate,
+    sentences_of,
+    shown_sentence,
+)
+from services.agent.query_type import AnswerForm, question_form
+
+
+def refuse(texts: list[str]) -> np.ndarray:
+    raise AssertionError(f"embedded {texts}: every sentence has a score")
+
+
+def answer(
+    question: str, texts: list[str], similarity: dict[str, float], heading: str = "Book > Part"
+) -> str:
+    passages = [
+        Passage(n, f"{heading} (https://example.org/{n})", text) for n, text in enumerate(texts, start=1)
+    ]
+    scored = {s: similarity.get(s, 0.1) for text in texts for s in sentences_of(text)}
+    return compose_answer(choose_sentences(question, passages, refuse, Weights(), scored))
+
+
+def test_answers_show_markdown_rendered_and_each_quoted_item_ends_like_a_sentence():
+    text = (
+        "## Terms\n- **Topic**: A named bus over which `nodes` exchange messages\n"
+        "- **Service**: A [request/response](./services.md) call between two nodes\n"
+    )
+    similarity = {
+        "**Topic**: A named bus over which `nodes` exchange messages": 0.8,
+        "**Service**: A [request/response](./services.md) call between two nodes": 0.7,
+    }
+    assert answer("What is a topic and a service between nodes?", [text], similarity) == (
+        "Topic: A named bus over which nodes exchange messages. [1] "
+        "Service: A request/response call between two nodes. [1]"
+    )
+
+
+def test_a_sentence_repeating_a_chosen_one_is_skipped_not_cited_twice():
+    first = "URDF (Unified Robot Description Format) is an XML format used to describe robot models in ROS."
+    second = (
+        "URDF (Unified Robot Description Format) is an XML-based format used in ROS to describe robot models."
+    )
+    third = "It defines links, joints and sensors of a robot."
+    similarity = {first: 0.8, second: 0.79, third: 0.7}
+    text = answer("What is URDF?", [f"{first} {third}", second], similarity)
+    assert text == f"{first} [1] {third} [1]"
+    assert near_duplicate(first, second) and not near_duplicate(first, third)
+
+
+def test_near_duplicates_by_overlap_or_containment_but_numbers_tell_facts_apart():
+    assert near_duplicate(
+        "Launch files start many nodes at once.", "Launch files start many nodes at once, simply."
+    )
+    assert near_duplicate(
+        "Sensor fusion combines data.", "Sensor fusion combines data from many sensors and cameras."
+    )
+    assert not near_duplicate("Tesla was born in Smiljan.", "Tesla died in 1943 in Smiljan.")
+
+
+def test_a_what_is_question_prefers_the_sentence_defining_the_term():
+    defining = "rclpy is the Python client library for ROS 2."
+    about = "Many rclpy examples in this book publish sensor readings on ROS 2 topics."
+    similarity = {about: 0.62, defining: 0.6}
+    assert answer("What is rclpy?", [f"{about} {defining}"], similarity).startswith(defining)
+
+
+def test_a_why_question_prefers_a_reason_and_a_how_question_a_step():
+    reason = "Quaternions represent orientation to avoid gimbal lock."
+    fact = "Quaternions represent orientation in IMU messages."
+    assert answer(
+        "Why are quaternions used for orientation?", [f"{fact} {reason}"], {fact: 0.6, reason: 0.58}
+    ).startswith(reason)
+    step = "Use a different ROS_DOMAIN_ID for each robot that shares the network."
+    remark = "Robots on one network share the ROS_DOMAIN_ID by default."
+    assert answer(
+        "How can several robots share one network?", [f"{remark} {step}"], {remark: 0.6, step: 0.58}
+    ).startswith(step)
+
+
+def test_section_intros_and_learning_objectives_give_way_to_content():
+    intro = "This tutorial covers setting up Unity for robotics simulation."
+    objective = "Understand how Unity renders robotics simulation scenes."
+    content = "Unity 2022.3 LTS is recommended for robotics simulation."
+    text = f"{intro} {content}\n## Learning Objectives\n- {objective}\n"
+    similarity = {intro: 0.7, objective: 0.68, content: 0.6}
+    assert answer("Which Unity version is recommended for robotics simulation?", [text], similarity) == (
+        f"{content} [1]"
+    )
+
+
+def test_list_items_under_a_heading_that_matches_the_question_are_preferred():
+    items = "## Key Characteristics of Physical AI\n- **Embodiment**: Physical form and interaction with the world\n"
+    other = "Physical AI is a broad field of study with a long and varied history."
+    similarity = {other: 0.62, "**Embodiment**: Physical form and interaction with the world": 0.55}
+    text = answer("What are the key characteristics of Physical AI?", [other, items], similarity)
+    assert text.startswith("Embodiment: Physical form and interaction with the world. [2]")
+
+
+@pytest.mark.parametrize(
+    ("question", "form", "term"),
+    [
+        ("What is rclpy?", AnswerForm.DEFINITION, "rclpy"),
+        ("What is URDF and what parts does it describe?", AnswerForm.DEFINITION, "URDF"),
+        ("What does DDS stand for?", AnswerForm.DEFINITION, "DDS"),
+        ("Who was the first person to play the Master?", AnswerForm.OTHER, ""),
+        ("What is the difference between topics and services?", AnswerForm.OTHER, ""),
+        ("Why use launch files in ROS 2?", AnswerForm.WHY, ""),
+        ("What is the purpose of a launch file?", AnswerForm.WHY, ""),
+        ("How can several robots share the same ROS network?", AnswerForm.HOW, ""),
+        ("What should I check when my robot falls through the ground?", AnswerForm.HOW, ""),
+        ("How many points is documentation worth?", AnswerForm.OTHER, ""),
+    ],
+)
+def test_question_forms(question: str, form: AnswerForm, term: str):
+    assert question_form(question).form is form
+    assert question_form(question).term == term
+
+
+def test_shown_sentences_close_list_items_with_a_period_and_keep_their_own_punctuation():
+    assert shown_sentence("**Cause**: DDS configuration issues in the network;") == (
+        "Cause: DDS configuration issues in the network."
+    )
+    assert shown_sentence("Is it `fast`?") == "Is it fast?"
+
+
+async def test_the_validator_accepts_a_cleaned_answer_against_the_raw_chunk():
+    from services.validation.grounding import ContextChunk, OfflineChecker
+
+    chunk = (
+        "### Error: DDS participant creation failed\n\n"
+        "**Cause**: DDS configuration issues such as a wrong `ROS_DOMAIN_ID` value\n"
+        "**Solution**:\n1. Check the `ROS_DOMAIN_ID` environment variable in every shell\n"
+        "2. Verify the [FastDDS](https://fast-dds.docs.eprosima.com/) RMW configuration of DDS participants\n"
+    )
+    text = answer(
+        "Why does DDS participant creation fail?",
+        [chunk],
+        {"**Cause**: DDS configuration issues such as a wrong `ROS_DOMAIN_ID` value": 0.8},
+    )
+    assert "**" not in text and "`" not in text and "](" not in text
+    verdict = await OfflineChecker().check(
+        "Why does DDS participant creation fail?", text, [ContextChunk("1", chunk, "")], [], None
+    )
+    assert verdict.is_grounded, verdict
+    assert verdict.citations_valid == verdict.citations_found >= 2
