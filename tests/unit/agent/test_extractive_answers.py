@@ -14,6 +14,7 @@ from services.agent.models.extractive import (
     Weights,
     choose_sentences,
     compose_answer,
+    names_nowhere,
     near_duplicate,
     sentences_of,
     shown_sentence,
@@ -158,3 +159,32 @@ async def test_the_validator_accepts_a_cleaned_answer_against_the_raw_chunk():
     )
     assert verdict.is_grounded, verdict
     assert verdict.citations_valid == verdict.citations_found >= 2
+
+
+SENSORS = "An IMU measures acceleration and rotation. A GPS receiver gives the position outdoors."
+
+
+def test_a_question_naming_what_no_passage_mentions_is_declined():
+    question = "How does a Kalman filter fuse IMU and GPS readings?"
+    passages = [Passage(1, "Sensors > Fusion (https://example.org/1)", SENSORS)]
+    assert names_nowhere(question, passages) == ["kalman"]
+    assert answer(question, [SENSORS], {}) == ""
+    assert answer("What do IMU and GPS readings measure?", [SENSORS], {}) != ""
+
+
+def test_a_name_in_the_passage_heading_counts_as_mentioned():
+    passages = [Passage(1, "Kalman Filters > Sensor fusion (https://example.org/1)", SENSORS)]
+    assert names_nowhere("How does a Kalman filter fuse IMU and GPS readings?", passages) == []
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How many names of Ghengis Khan's daughters are known?",  # misspelt: Genghis
+        "What did Celeron do on his expedition?",  # the passage writes Céloron
+        "What campaign began after WWII?",  # an abbreviation
+    ],
+)
+def test_misspelt_accented_or_abbreviated_names_are_not_taken_for_missing_ones(question):
+    text = "Genghis Khan had several daughters. Céloron led an expedition after World War II."
+    assert names_nowhere(question, [Passage(1, "History (https://example.org/1)", text)]) == []
