@@ -34,6 +34,7 @@ class ServiceProcess:
 
     process: subprocess.Popen
     ports: dict[str, int]
+    name: str = ""  # the service, when the process serves one
 
     @property
     def pid(self) -> int:
@@ -53,10 +54,8 @@ class ServiceProcess:
             self.process.kill()
 
 
-async def start_services(
-    data_dir: Path, services: Sequence[str], extra_env: dict[str, str] | None = None
-) -> ServiceProcess:
-    """One service with `serve`, or the whole suite with `up`; waits until every health check says SERVING."""
+def _suite_env(data_dir: Path, extra_env: dict[str, str] | None) -> tuple[dict[str, int], dict[str, str]]:
+    """Free ports for the three services, and the environment that points them at each other."""
     ports = {name: free_port() for name in ("agent", "retrieval", "validation")}
     env = dict(os.environ, **(extra_env or {}))
     for name, port in ports.items():
@@ -64,18 +63,59 @@ async def start_services(
         env[f"GLOSSATOR_{name.upper()}_DATA_DIR"] = str(data_dir)
     env["GLOSSATOR_AGENT_RETRIEVAL_TARGET"] = f"127.0.0.1:{ports['retrieval']}"
     env["GLOSSATOR_AGENT_VALIDATION_TARGET"] = f"127.0.0.1:{ports['validation']}"
-    command = ["serve", services[0]] if len(services) == 1 else ["up", "--log-format", "json"]
-    process = subprocess.Popen(
+    return ports, env
+
+
+def _spawn(command: list[str], env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen(
         [sys.executable, "-m", "services.cli", *command],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    started = ServiceProcess(process, {name: ports[name] for name in services})
+
+
+async def start_services(
+    data_dir: Path, services: Sequence[str], extra_env: dict[str, str] | None = None
+) -> ServiceProcess:
+    """One service with `serve`, or the whole suite with `up`; waits until every health check says SERVING."""
+    ports, env = _suite_env(data_dir, extra_env)
+    command = ["serve", services[0]] if len(services) == 1 else ["up", "--log-format", "json"]
+    started = ServiceProcess(_spawn(command, env), {name: ports[name] for name in services})
     for name in services:
-        await wait_serving(f"127.0.0.1:{ports[name]}", process)
+        await wait_serving(f"127.0.0.1:{ports[name]}", started.process)
     return started
+
+
+async def start_service_processes(
+    data_dir: Path, extra_env: dict[str, str] | None = None, agents: int = 1
+) -> list[ServiceProcess]:
+    """The three services each in a process of its own (`serve`), as a deployment runs them: their
+    Python code no longer shares one interpreter lock. `agents` agent replicas, each with its own
+    port and its own data directory for sessions (a deployment shares Redis instead)."""
+    ports, env = _suite_env(data_dir, extra_env)
+    started = []
+    try:
+        for name in ("retrieval", "validation", "agent"):
+            started.append(ServiceProcess(_spawn(["serve", name], env), ports, name))
+            await wait_serving(f"127.0.0.1:{ports[name]}", started[-1].process)
+        for replica in range(1, agents):
+            port = free_port()
+            replica_env = dict(env, GLOSSATOR_AGENT_PORT=str(port))
+            replica_env["GLOSSATOR_AGENT_DATA_DIR"] = str(data_dir / f"agent-replica-{replica}")
+            started.append(ServiceProcess(_spawn(["serve", "agent"], replica_env), {"agent": port}, "agent"))
+            await wait_serving(f"127.0.0.1:{port}", started[-1].process)
+    except BaseException:
+        for service in started:
+            service.stop()
+        raise
+    return started
+
+
+def agent_target(processes: list[ServiceProcess]) -> str:
+    """A target over every agent process, balanced round_robin by the channel's service config."""
+    return "ipv4:" + ",".join(f"127.0.0.1:{p.ports['agent']}" for p in processes if p.name == "agent")
 
 
 async def wait_serving(
