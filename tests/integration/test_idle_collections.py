@@ -72,7 +72,16 @@ async def test_collections_closed_between_the_calls_of_a_running_ingest_lose_not
     collection is closed between the store calls of the ingest (while the model embeds, for longer
     than that) and reopened by the next one, and never under a call."""
     settings = RetrievalSettings(port=0, data_dir=tmp_path, collection_idle_seconds=0.005)
-    documents = [document(WORDS[i % len(WORDS)], i) for i in range(10)]
+    # Eight sentences a document, so that the model embeds for a good part of a second between
+    # the store calls: with one sentence each (30 ms of int8 model) the close was a matter of luck.
+    documents = [
+        retrieval_pb2.Document(
+            source_path=f"{WORDS[i % len(WORDS)]}-{i}.md",
+            content=document(WORDS[i % len(WORDS)], i).content
+            + "".join(f" Note {k} of page {i} tells another part of the story." for k in range(8)),
+        )
+        for i in range(10)
+    ]
     async with serving(settings) as stub:
         with structlog.testing.capture_logs() as logs:
             results = await ingest(stub, "book", documents)

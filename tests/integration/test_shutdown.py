@@ -107,7 +107,7 @@ async def test_a_call_still_running_after_the_grace_period_does_not_keep_the_pro
         async with make_channel(f"127.0.0.1:{service.ports['retrieval']}") as channel:
             options = retrieval_pb2.IngestRequest(options=retrieval_pb2.IngestOptions(collection="slow"))
             call = retrieval_pb2_grpc.RetrievalServiceStub(channel).Ingest(
-                iter([options, _slow_document(200)])
+                iter([options, _slow_document(800)])  # about 15 s of int8 model on 2 cores
             )
             await asyncio.sleep(3)  # the model is embedding the document
             assert not call.done()
