@@ -137,8 +137,10 @@ async def _write_all(call: grpc.aio.StreamStreamCall, requests: AsyncIterator[An
         async for request in requests:
             await call.write(request)
         await call.done_writing()
-    except grpc.aio.AioRpcError:
-        return  # the call ended: the reader sees why
+    except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+        # The call ended (a refusal after the headers, e.g. FAILED_PRECONDITION for vectors of
+        # another model, while a write was on its way): the reader sees why.
+        return
     except BaseException:
         call.cancel()
         raise
