@@ -321,7 +321,7 @@ def _candidates(passages: Sequence[Passage]) -> list[_Candidate]:
     for rank, passage in enumerate(passages):
         section = _section_of(passage.heading)
         for position, (analysis, shown, heading) in enumerate(_analysed_sentences(passage.text)):
-            meta = bool(_META_RE.search(shown) or _META_SECTION_RE.search(heading.text or section))
+            meta = is_meta_sentence(shown) or bool(_META_SECTION_RE.search(heading.text or section))
             candidates.append(
                 _Candidate(
                     passage.number, rank, position, analysis.text, analysis, shown, meta, heading.term_set
@@ -354,6 +354,11 @@ def shown_sentence(sentence: str) -> str:
     closing punctuation of its own (a list item), so that it reads, and is checked, on its own."""
     shown = display_text(sentence)
     return shown if _SENTENCE_CLOSE_RE.search(shown) else f"{shown.rstrip(' ,;:')}."
+
+
+def is_meta_sentence(shown: str) -> bool:
+    """A sentence about the text rather than its subject ("This tutorial covers ...")."""
+    return bool(_META_RE.search(shown))
 
 
 def _section_of(heading: str) -> str:

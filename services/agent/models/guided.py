@@ -32,7 +32,7 @@ from openai import APIStatusError
 from openai.types.responses import ResponseCompletedEvent, ResponseFunctionToolCall, ResponseOutputMessage
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
-from services.agent.models.extractive import parse_passages, sentences_of
+from services.agent.models.extractive import is_meta_sentence, parse_passages, sentences_of, shown_sentence
 from services.agent.models.response_stream import ResponseWriter, function_call
 from services.agent.models.textguard import ProseGate, parse_text_tool_call
 from services.agent.prompt import ANSWER_INSTRUCTIONS, answer_input, latest_question
@@ -230,14 +230,17 @@ def focused(
     passages: list[tuple[int, str]], similarity: Mapping[str, float], keep: int
 ) -> list[tuple[int, str]]:
     """Each passage cut to its sentences among the `keep` most similar to the question (as Search
-    scored them), in reading order; a passage with none is left out. Unscored passages stay whole."""
+    scored them), in reading order, as a reader sees them (Markdown rendered, a list item closed
+    by a period); sentences about the text ("This tutorial covers ...") are left out, and so is a
+    passage with none left. Unscored passages stay whole. A small model copies what it is shown:
+    `**Goal**:` and tutorial intros came back verbatim in its answers."""
     sentences = {number: sentences_of(text) for number, text in passages}
     ranked = sorted(
         (
             (similarity[sentence], number, position)
             for number, found in sentences.items()
             for position, sentence in enumerate(found)
-            if sentence in similarity
+            if sentence in similarity and not is_meta_sentence(shown_sentence(sentence))
         ),
         reverse=True,
     )
@@ -245,16 +248,13 @@ def focused(
         return passages
     chosen = {(number, position) for _, number, position in ranked[:keep]}
     cut = [
-        (number, " ".join(_closed(s) for i, s in enumerate(sentences[number]) if (number, i) in chosen))
+        (
+            number,
+            " ".join(shown_sentence(s) for i, s in enumerate(sentences[number]) if (number, i) in chosen),
+        )
         for number, _ in passages
     ]
     return [(number, text) for number, text in cut if text]
-
-
-def _closed(sentence: str) -> str:
-    """The sentence with a full stop if it has none (a list item): list items joined on one line
-    would otherwise read as one long sentence, which the model copies as one unsupportable claim."""
-    return sentence if sentence[-1:] in ".!?:;" else f"{sentence}."
 
 
 def _all_failed(outputs: list[str]) -> bool:

@@ -377,3 +377,12 @@ def test_list_items_shown_to_the_model_end_as_sentences():
     assert focused(passages, similarity, keep=3) == [
         (4, "Understand the reasons for Physical AI. Recognize the advantages of bodies. It is a shift.")
     ]
+
+
+def test_the_model_is_shown_markdown_rendered_and_no_sentence_about_the_text():
+    text = "This tutorial covers action servers in ROS 2.\n\n**Goal**: what the `action` should do."
+    similarity = {
+        "This tutorial covers action servers in ROS 2.": 0.9,
+        "**Goal**: what the `action` should do.": 0.7,
+    }
+    assert focused([(1, text)], similarity, keep=2) == [(1, "Goal: what the action should do.")]
