@@ -44,6 +44,12 @@ _SPACE_BEFORE_CLOSE_RE = re.compile(r" ([)\].,;])")
 _SPACE_AFTER_OPEN_RE = re.compile(r"([(\[]) ")
 
 
+def show_links(text: str) -> str:
+    """Each link, image or autolink replaced by what a reader sees of it (its text, or the URL of
+    an autolink)."""
+    return LINK_RE.sub(lambda link: next(g for g in link.groups() if g is not None), text)
+
+
 def display_text(markdown: str) -> str:
     """The text as rendered, on one line: markup removed, every word kept, spaces collapsed."""
     text = _FENCE_RE.sub(" ", markdown)
@@ -58,7 +64,7 @@ def display_text(markdown: str) -> str:
         return f"\x00{len(code) - 1}\x00"
 
     text = _CODE_RE.sub(keep_code, text)
-    text = LINK_RE.sub(lambda m: next(g for g in m.groups() if g is not None), text)
+    text = show_links(text)
     text = HTML_TAG_RE.sub(" ", _COMMENT_RE.sub(" ", text))
     text = _STRIKE_RE.sub(r"\1", _STRONG_RE.sub(r"\2", text))
     text = _EMPHASIS_RE.sub(lambda m: m.group(1) or m.group(2), text)

@@ -11,7 +11,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from services.common.markdown_display import HTML_TAG_RE, LINK_RE
+from services.common.markdown_display import HTML_TAG_RE, LINK_RE, show_links
 
 # fmt: off
 STOPWORDS = frozenset(
@@ -89,8 +89,7 @@ def tokens(text: str) -> list[str]:
     """Lower-cased word tokens, possessive 's dropped ("Arthur's" -> "arthur"); of a Markdown link
     only the words a reader sees ("[physics simulation](../physics-simulation/index.md)" states
     nothing about "index" or "md")."""
-    shown = LINK_RE.sub(lambda link: next(g for g in (*link.groups(), "") if g is not None), text)
-    return [_strip_possessive(m.group().lower()) for m in TOKEN_RE.finditer(shown)]
+    return [_strip_possessive(m.group().lower()) for m in TOKEN_RE.finditer(show_links(text))]
 
 
 def _strip_possessive(token: str) -> str:
