@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -87,11 +87,21 @@ class ClaimModel:
         """−log P(supported), less that of a quote (all features 0): a claim's doubt is what its
         gaps add, so an answer of many quoted sentences carries none. Every weight is ≤ 0, so a
         further gap never lowers it."""
-        return max(0.0, self._neg_log_probability(features) - self._neg_log_probability(0 * features))
+        return max(0.0, self._neg_log_probability(features) - self._quote_neg_log_probability)
 
     def _neg_log_probability(self, features: np.ndarray) -> float:
-        z = float((features - np.array(self.mean)) / np.array(self.scale) @ np.array(self.weights))
+        mean, scale, weights = self._arrays
+        z = float((features - mean) / scale @ weights)
         return float(np.logaddexp(0.0, -(z + self.bias)))
+
+    @cached_property
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """mean, scale and weights as arrays, made once rather than at every claim."""
+        return np.array(self.mean), np.array(self.scale), np.array(self.weights)
+
+    @cached_property
+    def _quote_neg_log_probability(self) -> float:
+        return self._neg_log_probability(np.zeros(len(self.features)))
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")

@@ -275,7 +275,7 @@ def names_nowhere(question: str, passages: Sequence[Passage]) -> list[str]:
     ]
     if not names:
         return []
-    found = [Analysis(f"{p.heading}\n{p.text}") for p in passages]
+    found = [_passage_analysis(p.heading, p.text) for p in passages]
     missing = [name for name in names if not any(a.mentions(name) for a in found)]
     if not missing:
         return []
@@ -284,6 +284,12 @@ def names_nowhere(question: str, passages: Sequence[Passage]) -> list[str]:
 
 
 _ABBREVIATION_RE = re.compile(r"[A-Z0-9]+s?")
+
+
+@lru_cache(maxsize=PASSAGE_CACHE_SIZE)
+def _passage_analysis(heading: str, text: str) -> Analysis:
+    """A whole passage with its heading, analysed once: related questions retrieve the same ones."""
+    return Analysis(f"{heading}\n{text}")
 
 
 def _unaccented(word: str) -> str:

@@ -235,12 +235,13 @@ def focused(
     passage with none left. Unscored passages stay whole. A small model copies what it is shown:
     `**Goal**:` and tutorial intros came back verbatim in its answers."""
     sentences = {number: sentences_of(text) for number, text in passages}
+    shown = {number: [shown_sentence(s) for s in found] for number, found in sentences.items()}
     ranked = sorted(
         (
             (similarity[sentence], number, position)
             for number, found in sentences.items()
             for position, sentence in enumerate(found)
-            if sentence in similarity and not is_meta_sentence(shown_sentence(sentence))
+            if sentence in similarity and not is_meta_sentence(shown[number][position])
         ),
         reverse=True,
     )
@@ -248,10 +249,7 @@ def focused(
         return passages
     chosen = {(number, position) for _, number, position in ranked[:keep]}
     cut = [
-        (
-            number,
-            " ".join(shown_sentence(s) for i, s in enumerate(sentences[number]) if (number, i) in chosen),
-        )
+        (number, " ".join(text for i, text in enumerate(shown[number]) if (number, i) in chosen))
         for number, _ in passages
     ]
     return [(number, text) for number, text in cut if text]
