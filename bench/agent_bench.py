@@ -19,9 +19,16 @@ import statistics
 import time
 from pathlib import Path
 
-from bench.harness import EVAL_DIR, ROOT, agent_target, percentile, start_service_processes, start_services
+from bench.harness import (
+    EVAL_DIR,
+    ROOT,
+    agent_target,
+    cpu_seconds,
+    percentile,
+    start_service_processes,
+    start_services,
+)
 from bench.retrieval_bench import COLLECTION, ingest, queries_from_titles
-from bench.validation_limits import cpu_seconds
 from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2_grpc
 from services.common.clients import make_channel
 

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.harness import HALVES
 from services.common.embedding import local_embedding_model
 from services.validation.grounding import ContextChunk, GroundingConfig, OfflineChecker
 
@@ -29,10 +30,6 @@ KINDS = {
     "knowledge": ("knowledge", "question", "right_answer", "hallucinated_answer"),
     "document": ("document", None, "right_summary", "hallucinated_summary"),
 }
-
-
-# Records alternate between halves: the claim model is trained on the tune half only.
-HALVES = {"all": (0, 1), "tune": (0,), "report": (1,)}
 
 
 @dataclass(frozen=True)

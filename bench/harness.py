@@ -20,6 +20,14 @@ from services.common.clients import make_channel
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL_DIR = ROOT.parent / "shared" / "eval"
+# Data split in two by alternating items (records, articles): tune on one half, report the other.
+HALVES = {"all": (0, 1), "tune": (0,), "report": (1,)}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.harness import HALVES
 from services.common.embedding import EmbeddingSettings, LocalEmbeddingModel, load_embedding_model
 from services.retrieval.sparse import SparseEncoder
 from services.retrieval.store import (
@@ -67,9 +68,6 @@ class Question:
     text: str
     paragraph: int  # position in the paragraph list
     article: int
-
-
-HALVES = {"all": (0, 1), "tune": (0,), "report": (1,)}
 
 
 def load_squad(path: Path) -> tuple[list[Paragraph], list[Question]]:

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.grounding_eval import HALVES, Case, load_cases
+from bench.grounding_eval import Case, load_cases
+from bench.harness import HALVES
 from services.common.embedding import local_embedding_model
 from services.validation.claim_model import FEATURES, MODEL_PATH, ClaimModel, claim_features
 from services.validation.grounding import ContextChunk, OfflineChecker, split_answer

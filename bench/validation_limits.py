@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
 import tempfile
 import threading
@@ -25,7 +24,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from bench.harness import start_services
+from bench.harness import cpu_seconds, start_services
 from glossator.v1 import common_pb2, validation_pb2, validation_pb2_grpc
 from services.common.clients import make_channel
 
@@ -113,12 +112,6 @@ class HealthProbe:
                     else:
                         self.failures.append(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
                 self._done.wait(0.1)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process, from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def peak_rss_mib(pid: int) -> float:

@@ -108,7 +108,7 @@ def add_parser(commands) -> None:
     )
     answers.add_argument(
         "--split",
-        choices=("tune", "report", "all"),
+        choices=(*SPLITS, "all"),
         help="--questions: the questions of this split (default all)",
     )
     answers.add_argument(
