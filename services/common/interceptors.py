@@ -277,6 +277,7 @@ def _wrap_stream(
 ):
     async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
         call = _Call(service, method, context)
+        accepted = False
         try:
             guard(context)
             with slot():
@@ -284,14 +285,32 @@ def _wrap_stream(
                     # Headers now say "accepted": a client that waits for them before writing never
                     # has a write race an early refusal (grpc/grpc#36066 turns that into INTERNAL).
                     await context.send_initial_metadata(())
+                    accepted = True
                 async for item in behavior(decode(request), context):
                     yield item
         except BaseException as error:
+            if accepted and not _is_cancellation(error):
+                await _drain(request, DRAIN_BEFORE_ERROR_SECONDS)
             await call.fail(error)
         finally:
             call.finish_soon()
 
     return stream
+
+
+# A refusal after the headers (the first message read: a collection of another model, no room for
+# a new one) ends a call the client may still be writing to; gRPC core then reports INTERNAL to
+# that client instead of the status (grpc/grpc#36066). Reading what it still sends, for at most
+# this long, lets the status arrive.
+DRAIN_BEFORE_ERROR_SECONDS = 2.0
+
+
+async def _drain(requests: Any, seconds: float) -> None:
+    """Reads and drops the client's remaining messages until it half-closes or `seconds` pass."""
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(seconds):
+            async for _ in requests:
+                pass
 
 
 def _is_cancellation(error: BaseException) -> bool:
