@@ -8,7 +8,8 @@ unit. Only prose answers a question on its own, so these are left out:
 - lines introducing what follows ("as follows:") and questions (an FAQ's "Q: ...?");
 - fragments: fewer than MIN_SENTENCE_WORDS words, or, for a list item or a line that does not
   end like a sentence ("**Cause**: DDS configuration issues"), fewer than MIN_LIST_ITEM_WORDS
-  ("Restart ROS 2 daemon" is a step, not an answer).
+  ("Restart ROS 2 daemon" is a step, not an answer). A labelled figure ("**Era**: 2000-2018",
+  "RAM: 16 GB") is a fact however short: the one place a book states it is often such a line.
 Words are counted in the text as displayed (services/common/markdown_display.py). Spans are
 offsets into the chunk text (in code points), so a client can highlight a sentence where it
 stands.
@@ -25,6 +26,8 @@ from services.validation.text import PROSE_KINDS, TOKEN_RE, UnitKind, sentence_u
 MIN_SENTENCE_WORDS = 3
 MIN_LIST_ITEM_WORDS = 5
 _SENTENCE_CLOSE_RE = re.compile(r"[.!]['\"”’)\]]*$")
+# "Label: value" where the value holds a figure.
+_LABELLED_FIGURE_RE = re.compile(r"^[^:]{1,40}:\s*\S*\d")
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ def sectioned_sentences(text: str) -> list[ProseSentence]:
         if shown.endswith((":", "?")):
             continue
         fragment = unit.kind == UnitKind.LIST_ITEM or not _SENTENCE_CLOSE_RE.search(shown)
+        fragment = fragment and not _LABELLED_FIGURE_RE.match(shown)
         least = MIN_LIST_ITEM_WORDS if fragment else MIN_SENTENCE_WORDS
         if len(TOKEN_RE.findall(shown)) >= least:
             found.append(ProseSentence(unit.start, unit.end, heading))

@@ -228,14 +228,15 @@ class Analysis:
         """Every prefix of four letters or more of every word."""
         return frozenset(w[:k] for w in self.words for k in range(4, len(w) + 1))
 
-    def mentions(self, name: str) -> bool:
+    def mentions(self, name: str, derived_forms: bool = True) -> bool:
         """Whether a lower-cased name from a claim occurs here: as is, stemmed, as an acronym, or
-        as a form sharing all but its last three letters ("Indonesian" / "Indonesia")."""
+        (with derived_forms) as a form sharing all but its last three letters ("Indonesian" /
+        "Indonesia")."""
         return (
             name in self.word_set
             or stem(name) in self.word_set
             or name in self.acronyms
-            or name[: max(4, len(name) - 3)] in self.word_prefixes
+            or (derived_forms and name[: max(4, len(name) - 3)] in self.word_prefixes)
         )
 
 

@@ -63,7 +63,7 @@ _YEAR_OR_MONTH_RE = re.compile(
 )
 _NUMERIC_Q_RE = re.compile(
     r"\b(?:how (?:many|much|long|old|far|often|big|large|tall|high|fast|heavy)|what (?:percentage|percent|number|amount)|"
-    r"what (?:year|date|decade|century)|which (?:year|date|decade|century)|when)\b",
+    r"(?:what|which) (?:years?|dates?|decades?|century|centuries)|when)\b",
     re.IGNORECASE,
 )
 _NAME_Q_RE = re.compile(
@@ -150,7 +150,8 @@ class Weights:
     # Characters of answer text (without citations) that further sentences may fill. The issue
     # caps the median answer at 400 characters: at 450 the median is 366 (400: 0.84 containment).
     budget_chars: int = 450
-    # Below both, the passages do not answer the question.
+    # Below both (words: the best of the sentence's and its heading's), the passages do not
+    # answer the question.
     min_meaning: float = 0.3
     min_words: float = 0.4
     # Decline when a name of the question is in no retrieved passage (1) or not (0): see
@@ -238,7 +239,9 @@ def choose_sentences(
     )
     order = np.argsort(-scores, kind="stable")
     best = int(order[0])
-    if meaning[best] < weights.min_meaning and words[best] < weights.min_words:
+    # The question's words may be in the heading a sentence stands under ("Honda ASIMO" above
+    # "Era: 2000-2018") rather than in the sentence.
+    if meaning[best] < weights.min_meaning and max(words[best], heading[best]) < weights.min_words:
         return []
     picks = [best]
     used = len(candidates[best].shown)
@@ -268,15 +271,21 @@ def names_nowhere(question: str, passages: Sequence[Passage]) -> list[str]:
     mentioned, and all-capital abbreviations and the question's first word are not tested. On
     held-out SQuAD questions 18 of 4,040 are declined this way.
     """
-    names = [
-        name
+    asked = [
+        (name, TOKEN_RE.match(question, offset).group())
         for name, offset in capitalised_words(question)
-        if offset > 0 and not _ABBREVIATION_RE.fullmatch(TOKEN_RE.match(question, offset).group())
+        if offset > 0
     ]
+    # name -> whether forms derived from it count as mentions
+    names = {
+        name: _CAMEL_CASE_RE.search(written) is None
+        for name, written in asked
+        if not _ABBREVIATION_RE.fullmatch(written)
+    }
     if not names:
         return []
     found = [_passage_analysis(p.heading, p.text) for p in passages]
-    missing = [name for name in names if not any(a.mentions(name) for a in found)]
+    missing = [name for name, derived in names.items() if not any(a.mentions(name, derived) for a in found)]
     if not missing:
         return []
     spellings = {_unaccented(word) for a in found for word in a.word_set}
@@ -284,6 +293,8 @@ def names_nowhere(question: str, passages: Sequence[Passage]) -> list[str]:
 
 
 _ABBREVIATION_RE = re.compile(r"[A-Z0-9]+s?")
+# A product's name ("MoveIt", "PyTorch") has no derived forms: "movement" does not mention MoveIt.
+_CAMEL_CASE_RE = re.compile(r".[A-Z]")
 
 
 @lru_cache(maxsize=PASSAGE_CACHE_SIZE)

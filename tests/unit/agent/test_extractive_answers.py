@@ -112,6 +112,21 @@ def test_list_items_under_a_heading_that_matches_the_question_are_preferred():
     assert text.startswith("Embodiment: Physical form and interaction with the world. [2]")
 
 
+def test_a_labelled_figure_under_the_heading_the_question_names_answers_it():
+    platforms = (
+        "### Major Platforms\n#### 1. Honda ASIMO\n- **Era**: 2000-2018\n"
+        "- **Significance**: Pioneered many humanoid robotics concepts\n"
+    )
+    other = "Robust control approaches include developing fallback behaviors for robots."
+    # Neither sentence says ASIMO or years: the heading does, and only the era is a figure.
+    similarity = {
+        "**Era**: 2000-2018": 0.2,
+        "**Significance**: Pioneered many humanoid robotics concepts": 0.25,
+    }
+    text = answer("During which years was Honda ASIMO developed?", [platforms, other], similarity)
+    assert text.startswith("Era: 2000-2018. [1]")
+
+
 @pytest.mark.parametrize(
     ("question", "form", "term"),
     [
@@ -170,6 +185,13 @@ def test_a_question_naming_what_no_passage_mentions_is_declined():
     assert names_nowhere(question, passages) == ["kalman"]
     assert answer(question, [SENSORS], {}) == ""
     assert answer("What do IMU and GPS readings measure?", [SENSORS], {}) != ""
+
+
+def test_a_product_name_is_not_mentioned_by_a_word_that_merely_starts_like_it():
+    passages = [Passage(1, "Manipulation (https://example.org/1)", "Arm movement needs careful planning.")]
+    assert names_nowhere("How do I configure MoveIt 2 for an arm?", passages) == ["moveit"]
+    passages = [Passage(1, "Geography (https://example.org/1)", "Indonesia has many islands.")]
+    assert names_nowhere("How many islands are Indonesian?", passages) == []
 
 
 def test_a_name_in_the_passage_heading_counts_as_mentioned():

@@ -31,11 +31,13 @@ def test_only_prose_answers_not_tables_links_markup_questions_or_list_fragments(
         "**Q: How do I make my nodes more efficient?**\n"
         "A: Use appropriate QoS settings.\n"
         '<TabItem value="py" label="Python">\n'
+        "- **Era**: 2000-2018\n"
     )
     assert [normalise(text[a:b]) for a, b in prose_sentences(text)] == [
         "The simulator needs a GPU to render scenes.",
         "**Topic**: A named bus over which nodes exchange messages",
         "A: Use appropriate QoS settings.",
+        "**Era**: 2000-2018",  # a labelled figure is a fact however short
     ]
 
 
