@@ -267,34 +267,68 @@ def names_nowhere(question: str, passages: Sequence[Passage]) -> list[str]:
     "How does a Kalman filter fuse IMU and GPS readings?" over a book that never says Kalman asks
     about something the book does not cover, however well it covers IMUs: an answer about them
     would be grounded and still wrong. Readers misspell names ("Ghengis Khan") and abbreviate them
-    ("WWII", "TV"), so a name spelt within one or two letters of a passage word counts as
-    mentioned, and all-capital abbreviations and the question's first word are not tested. On
-    held-out SQuAD questions 18 of 4,040 are declined this way.
+    ("WWII"), so a name spelt within one or two letters of a passage word counts as mentioned, and
+    so does an abbreviation a passage spells out ("World War II"); abbreviations of two letters
+    ("TV") and the question's first word are not tested. On held-out SQuAD questions 18 of 4,040
+    are declined this way.
     """
-    asked = [
-        (name, TOKEN_RE.match(question, offset).group())
-        for name, offset in capitalised_words(question)
-        if offset > 0
-    ]
-    # name -> whether forms derived from it count as mentions
+    # name -> how it is written in the question
     names = {
-        name: _CAMEL_CASE_RE.search(written) is None
-        for name, written in asked
-        if not _ABBREVIATION_RE.fullmatch(written)
+        name: written
+        for name, offset in capitalised_words(question)
+        if offset > 0 and not _too_short(written := TOKEN_RE.match(question, offset).group())
     }
     if not names:
         return []
     found = [_passage_analysis(p.heading, p.text) for p in passages]
-    missing = [name for name, derived in names.items() if not any(a.mentions(name, derived) for a in found)]
-    if not missing:
-        return []
+    missing = [
+        name for name, written in names.items() if not any(_mentioned(a, name, written) for a in found)
+    ]
     spellings = {_unaccented(word) for a in found for word in a.word_set}
-    return [name for name in missing if not _spelt_nearly(_unaccented(name), spellings)]
+    return [name for name in missing if not _misspelt(name, names[name], spellings)]
 
 
 _ABBREVIATION_RE = re.compile(r"[A-Z0-9]+s?")
 # A product's name ("MoveIt", "PyTorch") has no derived forms: "movement" does not mention MoveIt.
 _CAMEL_CASE_RE = re.compile(r".[A-Z]")
+
+
+def _too_short(written: str) -> bool:
+    """An abbreviation of two letters ("TV", "UK") stands for too many things to be tested."""
+    return bool(_ABBREVIATION_RE.fullmatch(written)) and len(written.removesuffix("s")) <= 2
+
+
+def _misspelt(name: str, written: str, spellings: set[str]) -> bool:
+    """Whether the name is nearly a passage's word ("Ghengis"); an abbreviation of four letters
+    or fewer is nearly too many words ("SLAM": "slim") to tell."""
+    if _ABBREVIATION_RE.fullmatch(written) and len(name) < 5:
+        return False
+    return _spelt_nearly(_unaccented(name), spellings)
+
+
+def _mentioned(passage: Analysis, name: str, written: str) -> bool:
+    if _ABBREVIATION_RE.fullmatch(written):
+        singular = name[:-1] if written.endswith("s") else name
+        return passage.mentions(name, derived_forms=False) or _spelt_out(singular, passage.text)
+    return passage.mentions(name, derived_forms=_CAMEL_CASE_RE.search(written) is None)
+
+
+def _spelt_out(abbreviation: str, text: str) -> bool:
+    """Whether consecutive words of the text begin with the abbreviation's letters, small words
+    skipped when they do not ("SLAM": Simultaneous Localization and Mapping); a word in capitals
+    gives all its letters ("WWII": World War II)."""
+    words = TOKEN_RE.findall(text)
+    for first in range(len(words)):
+        spelt = 0
+        for word in words[first:]:
+            piece = word.lower() if word.isupper() else word[0].lower()
+            if abbreviation.startswith(piece, spelt):
+                spelt += len(piece)
+            elif spelt == 0 or word.lower() not in STOPWORDS:
+                break
+            if spelt == len(abbreviation):
+                return True
+    return False
 
 
 @lru_cache(maxsize=PASSAGE_CACHE_SIZE)

@@ -194,6 +194,20 @@ def test_a_product_name_is_not_mentioned_by_a_word_that_merely_starts_like_it():
     assert names_nowhere("How many islands are Indonesian?", passages) == []
 
 
+def test_an_abbreviation_is_mentioned_as_itself_or_spelt_out_and_two_letters_are_not_tested():
+    mapping = "Robots build maps with Simultaneous Localization and Mapping from LiDAR scans."
+    lidar_only = "LiDAR scans give distances; the Robotics Toolbox reads them."
+    question = "How does SLAM Toolbox build a map?"
+    assert names_nowhere(question, [Passage(1, "Mapping (https://example.org/1)", lidar_only)]) == ["slam"]
+    assert (
+        names_nowhere(question, [Passage(1, "Mapping (https://example.org/1)", mapping + lidar_only)]) == []
+    )
+    assert (
+        names_nowhere("Which TV shows map rooms?", [Passage(1, "Mapping (https://example.org/1)", mapping)])
+        == []
+    )
+
+
 def test_a_name_in_the_passage_heading_counts_as_mentioned():
     passages = [Passage(1, "Kalman Filters > Sensor fusion (https://example.org/1)", SENSORS)]
     assert names_nowhere("How does a Kalman filter fuse IMU and GPS readings?", passages) == []
