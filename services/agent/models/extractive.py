@@ -269,7 +269,7 @@ def names_nowhere(question: str, passages: Sequence[Passage]) -> list[str]:
     would be grounded and still wrong. Readers misspell names ("Ghengis Khan") and abbreviate them
     ("WWII"), so a name spelt within one or two letters of a passage word counts as mentioned, and
     so does an abbreviation a passage spells out ("World War II"); abbreviations of two letters
-    ("TV") and the question's first word are not tested. On held-out SQuAD questions 18 of 4,040
+    ("TV") and the question's first word are not tested. On held-out SQuAD questions 20 of 4,040
     are declined this way.
     """
     # name -> how it is written in the question
