@@ -58,9 +58,9 @@ def examples(cases: list[Case], checker: OfflineChecker) -> list[Example]:
     for case in cases:
         context = [ContextChunk("1", case.context)]
         claims = split_answer(case.answer, checker.config).checkable
-        gathered = checker.gather(claims, context, StopSignal())
+        gathered = checker.gather(claims, context, StopSignal(), rephrasing=False)
         if gathered.direct:
-            result = checker.check_now(case.answer, context, [], None, StopSignal())
+            result = checker.check_now("", case.answer, context, [], None, StopSignal())
             found.append(Example(case.hallucinated, np.empty((0, len(FEATURES))), result.is_grounded))
             continue
         rows, failed = [], False

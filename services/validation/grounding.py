@@ -26,6 +26,7 @@ from services.validation.stopping import StopSignal
 from services.validation.support import (
     ChunkVerdict,
     LexicalEvidence,
+    asks_for_rephrasing,
     has_checkable_content,
     judge_claim,
     lexical_evidence,
@@ -335,6 +336,7 @@ class ClaimEvidence:
 
     analyses: list[Analysis]
     direct: bool
+    rephrasing: bool  # the question asks for the passage in other words
     rankings: list[dict[int, list[PassageMatch]]]
     evidence: dict[tuple[int, int], LexicalEvidence]
     similarities: dict[tuple[int, int], float]
@@ -378,11 +380,12 @@ class OfflineChecker:
         """All of it in a worker thread: a long answer against a long context is seconds of CPU,
         which must not hold up the event loop (health checks, the other calls)."""
         return await asyncio.to_thread(
-            self.check_now, answer, context, expected_sources, threshold, stop or StopSignal()
+            self.check_now, query, answer, context, expected_sources, threshold, stop or StopSignal()
         )
 
     def check_now(
         self,
+        query: str,
         answer: str,
         context: list[ContextChunk],
         expected_sources: list[str],
@@ -391,11 +394,13 @@ class OfflineChecker:
     ) -> GroundingResult:
         """The check, on the calling thread."""
         claims = split_answer(answer, self.config)
-        assessments = self.assess(claims.checkable, context, stop)
+        assessments = self.assess(claims.checkable, context, stop, asks_for_rephrasing(query))
         threshold = self.config.threshold if threshold is None else threshold
         return assemble_result(answer, claims, assessments, context, expected_sources, threshold, self.name)
 
-    def gather(self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal) -> ClaimEvidence:
+    def gather(
+        self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal, rephrasing: bool
+    ) -> ClaimEvidence:
         """Everything the verdicts are made of: each claim's lexical evidence against every chunk
         that could support it, and its embedding similarity where the verdict reads one."""
         chunks = [
@@ -413,16 +418,16 @@ class OfflineChecker:
             for i, ranking in enumerate(rankings)
             for j, matches in ranking.items()
         }
-        undecided = [pair for pair, found in evidence.items() if wants_similarity(found, direct)]
+        undecided = [pair for pair, found in evidence.items() if wants_similarity(found, direct, rephrasing)]
         similarities = self._similarities(undecided, claims, rankings, chunks, stop)
-        return ClaimEvidence(analyses, direct, rankings, evidence, similarities)
+        return ClaimEvidence(analyses, direct, rephrasing, rankings, evidence, similarities)
 
     def assess(
-        self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal
+        self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal, rephrasing: bool
     ) -> list[ClaimAssessment]:
         """Judges every claim against every chunk that could support it (CPU-bound: run in a
         thread). Checks `stop` between claims and between embedding batches."""
-        found = self.gather(claims, context, stop)
+        found = self.gather(claims, context, stop, rephrasing)
         model = None if found.direct else self._claim_model or shipped_claim_model()
         assessments = [
             _assess_claim(
@@ -430,7 +435,12 @@ class OfflineChecker:
                 analysis,
                 [
                     judge_claim(
-                        analysis, found.evidence[(i, j)], found.similarities.get((i, j)), model, self.config
+                        analysis,
+                        found.evidence[(i, j)],
+                        found.similarities.get((i, j)),
+                        model,
+                        self.config,
+                        rephrasing=found.rephrasing,
                     )
                     for j in found.rankings[i]
                 ],

@@ -7,7 +7,10 @@ Two regimes, chosen per answer:
   source; when its words come from different places it is usually a recombination, the commonest
   hallucination of short answers. A rephrasing that keeps every word but changes their order is
   accepted when the embedding model finds it very close to the passage. Any failed hard check
-  (number, name, negation) fails it: one wrong date is the whole answer.
+  (number, name, negation) fails it: one wrong date is the whole answer. When the question asks
+  for the passage in other words ("Explain this in simpler words"), a reworded sentence ("a
+  crucial concept" for "a critical concept") is accepted on the same closeness to the passage, the
+  hard checks still failing it.
 - the claims of a longer answer may paraphrase: the trained claim model
   (services.validation.claim_model) turns the same word evidence into a doubt, and the answer's
   claims share a doubt budget. Summaries name people and days their source
@@ -17,6 +20,7 @@ Two regimes, chosen per answer:
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -76,12 +80,25 @@ def lexical_evidence(
     return LexicalEvidence(chunk.index, match, hard_checks, mass, coverage)
 
 
-def wants_similarity(evidence: LexicalEvidence, direct: bool) -> bool:
+_REPHRASING_RE = re.compile(
+    r"\b(?:explain|simpl(?:er|ify|y put)|in other words|rephrase|paraphrase|summari[sz]e"
+    r"|plain (?:english|words|terms))\b",
+    re.IGNORECASE,
+)
+
+
+def asks_for_rephrasing(query: str) -> bool:
+    """Whether the reader asks for other words ("Explain this in simpler words", "Summarise it")."""
+    return bool(_REPHRASING_RE.search(query))
+
+
+def wants_similarity(evidence: LexicalEvidence, direct: bool, rephrasing: bool) -> bool:
     """Only a direct answer whose words alone cannot decide (all there, but not as the same
-    phrases) is compared by embedding; the claim model of longer answers reads words only."""
-    if not direct:
+    phrases, or reworded where the question asks for that) is compared by embedding; the claim
+    model of longer answers reads words only."""
+    if not direct or evidence.failures or evidence.match.phrase_supported:
         return False
-    return not evidence.failures and not evidence.match.novel_terms and not evidence.match.phrase_supported
+    return rephrasing or not evidence.match.novel_terms
 
 
 def judge_claim(
@@ -90,8 +107,11 @@ def judge_claim(
     similarity: float | None,
     model: ClaimModel | None,
     config: GroundingConfig,
+    *,
+    rephrasing: bool,
 ) -> ChunkVerdict:
-    """model: the claim model for a claim of a longer answer; None for a direct answer."""
+    """model: the claim model for a claim of a longer answer; None for a direct answer.
+    rephrasing: the question asks for other words (see asks_for_rephrasing)."""
     if model is not None:
         doubt = model.doubt(claim_features(claim, evidence))
         if not could_paraphrase(claim, evidence, config):
@@ -108,7 +128,7 @@ def judge_claim(
         return ChunkVerdict(evidence.chunk_index, False, score, "; ".join(evidence.failures))
     supported = evidence.match.phrase_supported or (
         similarity is not None
-        and not evidence.match.novel_terms
+        and (rephrasing or not evidence.match.novel_terms)
         and similarity >= config.direct_rephrase_similarity
     )
     return ChunkVerdict(

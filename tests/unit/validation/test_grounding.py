@@ -87,6 +87,31 @@ async def test_a_direct_answer_must_keep_the_order_of_its_words(checker):
     assert result.claims[0].reason.endswith("not stated together in context")
 
 
+ZMP = [
+    ContextChunk(
+        "balance",
+        "The ZMP is a critical concept in bipedal robotics where the net moment of the inertial "
+        "forces and gravity forces equals zero, ensuring stable walking patterns.",
+    )
+]
+REWORDED = (
+    "The ZMP is a crucial concept in bipedal robotics where the net moment of the inertial forces "
+    "and gravity forces equals zero, ensuring stable walking patterns."
+)
+
+
+async def test_a_one_sentence_answer_may_reword_when_the_reader_asks_for_other_words(checker):
+    asked = await checker.check("Explain this in simpler words.", REWORDED, ZMP, [], None)
+    assert asked.is_grounded, asked.claims
+    # A question that does not ask for other words gets a quote, not a synonym.
+    factoid = await checker.check("What is the ZMP?", REWORDED, ZMP, [], None)
+    assert not factoid.is_grounded
+    assert factoid.claims[0].reason == "not in context: crucial"
+    # Rewording is not inventing: a different fact fails either way.
+    invented = REWORDED.replace("equals zero", "exceeds 40 newtons")
+    assert not (await checker.check("Explain this in simpler words.", invented, ZMP, [], None)).is_grounded
+
+
 async def test_content_match_is_the_share_of_answer_words_in_the_context(checker):
     result = await checker.check("", "The lighthouse keeper loved poetry.", CONTEXT, [], None)
     assert result.content_match_score == pytest.approx(2 / 4)  # lighthouse, keeper of 4 words

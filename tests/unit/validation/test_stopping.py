@@ -38,7 +38,7 @@ def test_an_abandoned_check_stops_before_the_next_embedding_batch(counting_model
 
     checker = OfflineChecker(GroundingConfig(), AbandonedDuringTheFirstBatch())
     with pytest.raises(CheckAbandoned):
-        checker.check_now(ANSWER, CONTEXT, [], None, stop)
+        checker.check_now("", ANSWER, CONTEXT, [], None, stop)
     assert [len(texts) for texts in counting_model.calls] == [EMBED_BATCH]
 
 
