@@ -336,7 +336,6 @@ class ClaimEvidence:
 
     analyses: list[Analysis]
     direct: bool
-    rephrasing: bool  # the question asks for the passage in other words
     rankings: list[dict[int, list[PassageMatch]]]
     evidence: dict[tuple[int, int], LexicalEvidence]
     similarities: dict[tuple[int, int], float]
@@ -420,7 +419,7 @@ class OfflineChecker:
         }
         undecided = [pair for pair, found in evidence.items() if wants_similarity(found, direct, rephrasing)]
         similarities = self._similarities(undecided, claims, rankings, chunks, stop)
-        return ClaimEvidence(analyses, direct, rephrasing, rankings, evidence, similarities)
+        return ClaimEvidence(analyses, direct, rankings, evidence, similarities)
 
     def assess(
         self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal, rephrasing: bool
@@ -440,7 +439,7 @@ class OfflineChecker:
                         found.similarities.get((i, j)),
                         model,
                         self.config,
-                        rephrasing=found.rephrasing,
+                        rephrasing=rephrasing,
                     )
                     for j in found.rankings[i]
                 ],
