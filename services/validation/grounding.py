@@ -87,9 +87,15 @@ class GroundingConfig(BaseModel):
     # A direct answer with all its words in one passage but not as the same phrases is accepted
     # as a rephrasing when its cosine with the passage reaches this. Recombined facts ("Neil
     # Gaiman directed Beowulf") sit near 0.82, a reordered sentence near 0.89; every rescue on
-    # HaluEval QA is a wrong one (it costs 0.005 there), but it spares real rephrasings.
+    # HaluEval QA is a wrong one (it costs 0.005 there), but it spares real rephrasings. A
+    # question asking for other words ("Explain this in simpler words") lets the direct answer
+    # reword the passage too, at the same cosine.
     direct_rephrase_similarity: float = Field(
-        0.88, ge=0, le=1, description="Cosine at which a reordered direct answer counts as a rephrasing."
+        0.88,
+        ge=0,
+        le=1,
+        description="Cosine at which a reordered direct answer (or, to a question asking for other "
+        "words, a reworded one) counts as a rephrasing.",
     )
     # Share of semantic similarity in the reported support score and in choosing the best of
     # several chunks (the rest is lexical coverage). It does not decide longer answers: crediting
