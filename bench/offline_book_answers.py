@@ -66,7 +66,7 @@ from services.agent.models.offline import NOT_COVERED
 from services.agent.tools import TOOL_NAME, format_sources
 from services.commands.answer_quality import judge_answer
 from services.commands.connect import suite_channels
-from services.commands.ingest import async_iter, ingest_requests
+from services.commands.ingest import ingest_folder
 from services.commands.question_file import Question, load_questions, select
 from services.common.embedding import EmbeddingCache, count_tokens, local_embedding_model
 from services.common.logging import configure_logging
@@ -112,15 +112,6 @@ def expect_recall(answer: str, expect: str) -> float:
     wanted = Analysis(expect).term_set | Analysis(expect).numbers
     found = Analysis(answer).term_set | Analysis(answer).numbers
     return len(wanted & found) / len(wanted) if wanted else 1.0
-
-
-async def ingest(stub: retrieval_pb2_grpc.RetrievalServiceStub, corpus: Path, collection: str):
-    options = retrieval_pb2.IngestOptions(collection=collection)
-    summary = retrieval_pb2.IngestProgress()
-    async for reply in stub.Ingest(ingest_requests(options, async_iter(read_folder(corpus)))):
-        if reply.HasField("summary"):
-            summary = reply.summary
-    return summary
 
 
 def search_queries(response) -> list[str]:
@@ -313,7 +304,8 @@ async def run(args: argparse.Namespace, data_dir: Path) -> dict:
 
     async with suite_channels({"agent": "", "retrieval": "", "validation": ""}, data_dir) as channels:
         book = Book(channels, qset.collection)
-        summary = await ingest(book.retrieval, qset.corpus, qset.collection)
+        options = retrieval_pb2.IngestOptions(collection=qset.collection)
+        summary = await ingest_folder(book.retrieval, qset.corpus, options) or retrieval_pb2.IngestProgress()
         print(
             f"{qset.corpus}: {summary.documents_indexed} documents indexed, "
             f"{summary.chunks_written} chunks; {len(questions)} questions",

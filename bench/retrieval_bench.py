@@ -29,10 +29,9 @@ from pathlib import Path
 
 from bench.harness import EVAL_DIR, LoadResult, run_load, start_services
 from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc
-from services.commands.ingest import async_iter, ingest_requests
+from services.commands.ingest import ingest_folder
 from services.common.clients import make_channel
 from services.common.embedding import LocalEmbeddingModel, local_embedding_model
-from services.retrieval.ingest import read_folder
 
 COLLECTION = "agentfactory"
 FLOOR_ROUND = 25
@@ -46,17 +45,6 @@ TEMPLATES = (
     "{} step by step",
     "when should I use {}",
 )
-
-
-async def ingest(stub, root: Path, collection: str = COLLECTION) -> retrieval_pb2.IngestProgress:
-    summary = None
-    options = retrieval_pb2.IngestOptions(
-        collection=collection, base_url=f"https://{collection}.example/docs/"
-    )
-    async for reply in stub.Ingest(ingest_requests(options, async_iter(read_folder(root)))):
-        if reply.HasField("summary"):
-            summary = reply.summary
-    return summary
 
 
 async def queries_from_titles(stub, collection: str = COLLECTION) -> list[str]:
@@ -142,13 +130,16 @@ async def main() -> None:
             target = f"127.0.0.1:{service.ports['retrieval']}"
             async with make_channel(target) as channel:
                 stub = retrieval_pb2_grpc.RetrievalServiceStub(channel)
+                options = retrieval_pb2.IngestOptions(
+                    collection=COLLECTION, base_url=f"https://{COLLECTION}.example/docs/"
+                )
                 first_start = time.perf_counter()
-                first = await ingest(stub, args.corpus)
+                first = await ingest_folder(stub, args.corpus, options)
                 first_s = time.perf_counter() - first_start
                 again = []
                 for _ in range(args.reingests):
                     start = time.perf_counter()
-                    summary = await ingest(stub, args.corpus)
+                    summary = await ingest_folder(stub, args.corpus, options)
                     again.append(time.perf_counter() - start)
                     assert summary.documents_indexed == 0, "an unchanged ingest re-indexed documents"
                 single, eight, floor = await measure_search(stub, COLLECTION, args.calls)
