@@ -6,7 +6,9 @@ service for 44 s and 5.4 GB while an error message quoted it), and deep nesting 
 stack of libyaml's recursive composer (a segfault at 30,000 levels).
 Documentation needs neither. So the event stream is read first (the parser builds nothing), and
 the text is refused at its first anchor or alias, past MAX_NODES nodes or past MAX_DEPTH levels.
-Only then is it loaded.
+Only then is it loaded. Flow collections ([...], {...}) are counted before the parser sees the
+text at all: libyaml's scanner reads a flow collection ahead to its end, so a deep one meets the
+library's own limit (or, in older releases, its stack) before the first event reaches our count.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present:
 _NODE_EVENTS = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
 _OPENING_EVENTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
 _CLOSING_EVENTS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+_TOO_DEEP = f"nests lists and mappings more than {MAX_DEPTH} levels deep"
 
 
 class YamlRefused(Exception):
@@ -35,6 +38,7 @@ def load_bounded_yaml(text: str, *, first_line: int = 1) -> object:
     first_line is the line of the file that `text` starts on, so that errors name the file's lines.
     """
     try:
+        _check_flow_depth(text)
         _check_events(text)
         return _construct(text)
     except yaml.YAMLError as error:
@@ -58,6 +62,41 @@ def _construct(text: str) -> object:
         ) from error
 
 
+def _check_flow_depth(text: str) -> None:
+    """Refuses flow collections nested past MAX_DEPTH, counting brackets outside quotes and comments.
+
+    A plain scalar holding brackets (`title: a [b]`) counts too, so this can only over-count a
+    text with more than MAX_DEPTH unclosed brackets in its plain values, which no page has."""
+    depth = 0
+    quote = ""
+    previous = "\n"
+    position = 0
+    while position < len(text):
+        char = text[position]
+        if quote:
+            if char == "\\" and quote == '"':
+                position += 1
+            elif char == quote:
+                if quote == "'" and text.startswith("''", position):
+                    position += 1
+                else:
+                    quote = ""
+        elif char in "'\"" and previous in " \t\n[{,:-":
+            quote = char
+        elif char == "#" and previous in " \t\n":
+            newline = text.find("\n", position)
+            position = len(text) if newline < 0 else newline
+            continue
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise YamlRefused(_TOO_DEEP)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+        previous = char
+        position += 1
+
+
 def _check_events(text: str) -> None:
     nodes = depth = 0
     for event in yaml.parse(text, Loader=_Loader):
@@ -69,6 +108,6 @@ def _check_events(text: str) -> None:
         if isinstance(event, _OPENING_EVENTS):
             depth += 1
             if depth > MAX_DEPTH:
-                raise YamlRefused(f"nests lists and mappings more than {MAX_DEPTH} levels deep")
+                raise YamlRefused(_TOO_DEEP)
         elif isinstance(event, _CLOSING_EVENTS):
             depth -= 1
