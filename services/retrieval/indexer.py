@@ -45,6 +45,7 @@ from services.retrieval.store.indexing import passage_text
 # passages and sentences of several documents: about five pages of a book).
 PARSE_AHEAD = 16
 GROUP_TEXTS = 512
+NO_TEXT = "has no text to index: it is empty, or holds only front matter, markup or comments"
 
 
 @dataclass(frozen=True)
@@ -232,6 +233,8 @@ class Indexer:
                 overlap_tokens=c.overlap_tokens,
                 min_tokens=c.min_tokens,
             )
+            if not drafts:  # failed, not indexed with no chunks: an empty upload must not erase a page
+                raise DocumentError(NO_TEXT)
             passages = [passage_text(d.title, d.section_path, d.text) for d in drafts]
             spans = [prose_sentences(d.text) if self._embed_sentences else [] for d in drafts]
         record = DocumentRecord(

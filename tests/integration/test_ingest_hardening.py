@@ -24,6 +24,9 @@ FINE = retrieval_pb2.Document(
     source_path="lighthouse.md",
     content="# Lighthouses\n\nThe keeper trims the lamp's wick every evening before dusk falls on the bay.",
 )
+FINE_TOO = retrieval_pb2.Document(
+    source_path="harbour.md", content="# Harbours\n\nThe harbour master logs every ship that enters."
+)
 NOT_LINKS = [
     "javascript:alert(document.cookie)",
     "JavaScript:alert(1)",
@@ -168,6 +171,30 @@ async def test_a_source_path_that_would_make_a_javascript_link_fails_its_documen
         results["javascript:alert(1).md"].error
     )
     assert results["lighthouse.md"].status == INDEXED
+
+
+@pytest.mark.parametrize(
+    ("content", "format"),
+    [
+        ("", retrieval_pb2.DOCUMENT_FORMAT_UNSPECIFIED),
+        ("  \n\n ", retrieval_pb2.DOCUMENT_FORMAT_UNSPECIFIED),
+        ("---\ntitle: Only front matter\n---\n", retrieval_pb2.DOCUMENT_FORMAT_UNSPECIFIED),
+        ("<!-- a comment -->", retrieval_pb2.DOCUMENT_FORMAT_UNSPECIFIED),
+        ("<html><body></body></html>", retrieval_pb2.DOCUMENT_FORMAT_HTML),
+    ],
+)
+async def test_a_document_with_no_text_fails_and_keeps_what_was_indexed(retrieval, content, format):
+    """Once an INTERNAL that ended the whole stream (the indexer zipped chunks with no vectors)."""
+    await ingest(retrieval, "emptied", [FINE])
+    emptied = retrieval_pb2.Document(source_path=FINE.source_path, content=content, format=format)
+    results = await ingest(retrieval, "emptied", [emptied, FINE_TOO])
+    assert results[FINE.source_path].status == FAILED
+    assert results[FINE.source_path].error.startswith("has no text to index")
+    assert results[FINE_TOO.source_path].status in (INDEXED, retrieval_pb2.DOCUMENT_STATUS_UNCHANGED)
+    found = await retrieval.Search(
+        retrieval_pb2.SearchRequest(query="Who trims the lamp's wick?", collection="emptied"), timeout=20
+    )
+    assert found.results[0].chunk.source_path == FINE.source_path  # the page's chunks are kept
 
 
 async def test_the_front_matter_limit_is_a_setting(tmp_path):
