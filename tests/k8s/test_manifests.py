@@ -10,18 +10,11 @@ a failure.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import grpc
 import pytest
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from services.common.tls import TlsSettings, server_credentials
-from tests.credentials import Authority
 from tests.k8s.manifests import (
     INTENDED_PATHS,
     KUBERNETES_VERSION,
@@ -44,7 +37,6 @@ from tests.k8s.manifests import (
 
 HERE = Path(__file__).resolve().parent
 EXAMPLE_JOB = ROOT / "k8s" / "examples" / "ingest-job.yaml"
-TLS_PROBE_SCRIPT = ROOT / "k8s" / "components" / "tls" / "grpc_health_probe.py"
 INGEST_JOB = workloads(load(EXAMPLE_JOB))
 TARGETS = {
     "dev": (
@@ -134,9 +126,74 @@ def test_each_overlay_has_what_it_promises() -> None:
     ]
     assert "GLOSSATOR_AGENT_LLM_BASE_URL" in config["data"]
     assert config["data"]["GLOSSATOR_RETRIEVAL_QDRANT_URL"].startswith("https://")
-    # the tls component ships the probe script byte for byte
-    (probe,) = [c for c in by_kind(prod, "ConfigMap") if c["metadata"]["name"] == "glossator-tls-probe"]
-    assert probe["data"]["grpc_health_probe.py"] == TLS_PROBE_SCRIPT.read_text()
+    # TLS on, and the probes still the kubelet's own, on the plaintext health-only port
+    for workload in workloads(prod):
+        if workload.kind == "Deployment":
+            container = workload.spec["containers"][0]
+            assert container["readinessProbe"]["grpc"]["port"] == 8081
+            assert "exec" not in container["readinessProbe"]
+    assert {c["metadata"]["name"].rsplit("-", 1)[0] for c in by_kind(prod, "ConfigMap")} == {
+        "glossator-config",
+        "glossator-qdrant-config",
+        "glossator-redis-config",
+    }
+
+
+def _referenced_config_maps(objects: list[dict]) -> dict[str, set[str]]:
+    """Each workload's ConfigMaps (envFrom and volumes)."""
+    return {
+        w.name: {
+            *(
+                s["configMapRef"]["name"]
+                for c in w.containers()
+                for s in c.get("envFrom", [])
+                if "configMapRef" in s
+            ),
+            *(v["configMap"]["name"] for v in w.spec.get("volumes", []) if "configMap" in v),
+        }
+        for w in workloads(objects)
+    }
+
+
+def test_a_changed_setting_or_redis_conf_rolls_the_pods_that_read_them(tmp_path: Path) -> None:
+    """An overlay that changes glossator-config and redis.conf, as the README tells users to: the
+    ConfigMaps get new names, so the pod templates that read them change and roll; the others not."""
+    prod = rendered(TARGETS["prod"][0])
+    (tmp_path / "redis.conf").write_text(
+        (ROOT / "k8s" / "base" / "redis.conf").read_text() + "maxclients 500\n"
+    )
+    (tmp_path / "kustomization.yaml").write_text(
+        f"""apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: glossator
+resources:
+  - {os.path.relpath(TARGETS["prod"][0], tmp_path)}
+configMapGenerator:
+  - name: glossator-config
+    behavior: merge
+    literals: [GLOSSATOR_AGENT_SESSION_MAX_TURNS=50]
+  - name: glossator-redis-config
+    behavior: replace
+    files: [redis.conf]
+"""
+    )
+    changed = rendered(tmp_path)
+    assert not check(changed, TARGETS["prod"][1])
+    before, after = _referenced_config_maps(prod), _referenced_config_maps(changed)
+    for name in (
+        "Deployment/glossator-agent",
+        "Deployment/glossator-retrieval",
+        "Deployment/glossator-validation",
+    ):
+        assert {n for n in before[name] if n.startswith("glossator-config-")} != {
+            n for n in after[name] if n.startswith("glossator-config-")
+        }, name
+    assert before["StatefulSet/glossator-redis"] != after["StatefulSet/glossator-redis"]
+    assert before["StatefulSet/glossator-qdrant"] == after["StatefulSet/glossator-qdrant"]  # not its config
+    # and what reads the changed names is the changed content
+    redis_config = _find(changed, "ConfigMap", "glossator-redis-config-")
+    assert "maxclients 500" in redis_config["data"]["redis.conf"]
+    assert redis_config["metadata"]["name"] in after["StatefulSet/glossator-redis"]
 
 
 def test_secret_template_holds_placeholders_only() -> None:
@@ -146,7 +203,7 @@ def test_secret_template_holds_placeholders_only() -> None:
     assert secret["metadata"] == {
         "name": "glossator-secrets",
         "namespace": "glossator",
-        "labels": {"app.kubernetes.io/part-of": "glossator"},
+        "labels": {"app.kubernetes.io/component": "shared", "app.kubernetes.io/part-of": "glossator"},
     }
     assert set(secret["stringData"]) == secret_keys() == {"auth-token", "qdrant-api-key", "llm-api-key"}
     assert set(secret["stringData"].values()) == {PLACEHOLDER}
@@ -163,66 +220,6 @@ def test_example_ingest_job_is_valid_and_admin_labelled() -> None:
     (workload,) = INGEST_JOB
     assert workload.labels["glossator.dev/role"] == "admin"
     assert ("glossator-ingest", "glossator-retrieval", 50052) in reachable(objects, INGEST_JOB)
-
-
-# -- the TLS probe -----------------------------------------------------------------------------
-
-
-def test_tls_probe_script_reports_the_health_of_a_tls_server(tmp_path: Path) -> None:
-    """The exec probe of the tls component against a real mTLS health server: exit 0 only when
-    the service is SERVING."""
-    authority = Authority.create(tmp_path, "ca")
-    server_pair, client_pair = authority.issue("server"), authority.issue("client")
-    tls = TlsSettings(
-        cert_file=server_pair.cert_file,
-        key_file=server_pair.key_file,
-        ca_file=authority.ca_file,
-        client_auth=True,
-    )
-    server = grpc.server(ThreadPoolExecutor(max_workers=2))
-    servicer = health.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
-    port = server.add_secure_port("127.0.0.1:0", server_credentials(tls))
-    server.start()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GLOSSATOR_")}
-    env |= {
-        "GLOSSATOR_TLS_CERT_FILE": str(client_pair.cert_file),
-        "GLOSSATOR_TLS_KEY_FILE": str(client_pair.key_file),
-        "GLOSSATOR_TLS_CA_FILE": str(authority.ca_file),
-        "GLOSSATOR_TLS_SERVER_NAME": "localhost",
-    }
-
-    def probe(
-        *args: str, environment: dict[str, str] = env, on: str = str(port)
-    ) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, str(TLS_PROBE_SCRIPT), on, *args],
-            env=environment,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-
-    service = "glossator.v1.AgentService"
-    try:
-        servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
-        assert probe(service).returncode == 0, probe(service).stderr
-        assert probe().returncode == 0  # "" is the server's own status: SERVING by default
-        servicer.set(service, health_pb2.HealthCheckResponse.NOT_SERVING)
-        result = probe(service)
-        assert result.returncode == 1 and "NOT_SERVING" in result.stderr
-        result = probe("glossator.v1.Unknown")
-        assert result.returncode == 1 and "NOT_FOUND" in result.stderr
-        # no client certificate: the mTLS server refuses the handshake, the probe fails
-        no_cert = {
-            k: v for k, v in env.items() if k not in ("GLOSSATOR_TLS_CERT_FILE", "GLOSSATOR_TLS_KEY_FILE")
-        }
-        assert probe("", environment=no_cert).returncode == 1
-        assert probe(service, on="not-a-port").returncode == 2  # usage
-    finally:
-        server.stop(0)
 
 
 # -- the checker fails on broken manifests -----------------------------------------------------
@@ -489,6 +486,51 @@ BREAKAGES: dict[str, tuple[Breakage, str, str]] = {
         "StatefulSet/glossator-redis",
         "redis",
     ),
+    "an object rendered without a namespace": (
+        lambda o: _find(o, "ConfigMap", "glossator-redis-config-")["metadata"].pop("namespace"),
+        "ConfigMap/glossator-redis-config-",
+        "namespace",
+    ),
+    "a ConfigMap read by pods under a fixed name": (
+        lambda o: [
+            _set(_find(o, "ConfigMap", "glossator-redis-config-")["metadata"], name="glossator-redis-config"),
+            _set(
+                _find(o, "StatefulSet", "glossator-redis")["spec"]["template"]["spec"]["volumes"][0][
+                    "configMap"
+                ],
+                name="glossator-redis-config",
+            ),
+        ],
+        "StatefulSet/glossator-redis",
+        "config-rolls",
+    ),
+    "no component label": (
+        lambda o: _find(o, "Service", "glossator-agent")["metadata"]["labels"].pop(
+            "app.kubernetes.io/component"
+        ),
+        "Service/glossator-agent",
+        "labels",
+    ),
+    "a new label in an immutable selector": (
+        lambda o: _set(
+            _find(o, "Deployment", "glossator-retrieval")["spec"]["selector"]["matchLabels"],
+            **{"app.kubernetes.io/component": "retrieval"},
+        ),
+        "Deployment/glossator-retrieval",
+        "labels",
+    ),
+    "probes on the TLS service port": (
+        lambda o: _set(
+            _container(o, "Deployment", "glossator-validation")["livenessProbe"]["grpc"], port=50053
+        ),
+        "Deployment/glossator-validation",
+        "probe-target",
+    ),
+    "TLS without a health port": (
+        lambda o: _find(o, "ConfigMap", "glossator-config-")["data"].pop("GLOSSATOR_AGENT_HEALTH_PORT"),
+        "Deployment/glossator-agent",
+        "probe-target",
+    ),
     "more copies than Qdrant nodes": (
         lambda o: _set(
             _find(o, "ConfigMap", "glossator-qdrant-config-")["data"],
@@ -501,7 +543,7 @@ BREAKAGES: dict[str, tuple[Breakage, str, str]] = {
 
 
 # Broken in prod rather than dev (dev has no autoscalers).
-IN_PROD = {"HPA of a missing Deployment"}
+IN_PROD = {"HPA of a missing Deployment", "probes on the TLS service port", "TLS without a health port"}
 
 
 @pytest.mark.parametrize("breakage", BREAKAGES)
