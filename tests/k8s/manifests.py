@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 from unittest import mock
+from urllib.parse import parse_qsl, urlsplit
 
 import kubernetes_validate
 import yaml
@@ -540,6 +541,15 @@ def _glossator_settings(objects: list[dict]) -> Iterator[Violation]:
             yield Violation(workload.name, "logging", f"{where}: {prefix}LOG_FORMAT must be json")
         if service == "agent":
             yield from _answer_fits_grace(workload, env)
+        if (
+            service == "agent"
+            and _secret_ref(container, "GLOSSATOR_AGENT_REDIS_PASSWORD") != REDIS_PASSWORD_KEY
+        ):
+            yield Violation(
+                workload.name,
+                "sessions",
+                f"{where}: GLOSSATOR_AGENT_REDIS_PASSWORD must come from Secret key {REDIS_PASSWORD_KEY}, as Redis' requirepass",
+            )
         if service == "agent" and setting(env, "GLOSSATOR_AGENT_SESSION_BACKEND") != "redis":
             yield Violation(
                 workload.name, "sessions", f"{where}: replicas share sessions only with the redis backend"
@@ -882,6 +892,46 @@ def _qdrant(objects: list[dict]) -> Iterator[Violation]:
             )
 
 
+REDIS_PASSWORD_KEY = "redis-password"
+
+
+def _secret_ref(container: dict, variable: str) -> str | None:
+    """The key of Secret glossator-secrets the variable reads, if it reads one."""
+    for entry in container.get("env", []):
+        ref = entry.get("valueFrom", {}).get("secretKeyRef", {})
+        if entry["name"] == variable and ref.get("name") == SECRET_NAME:
+            return ref.get("key")
+    return None
+
+
+def _redis_tls(objects: list[dict], redis: Workload, container: dict) -> Iterator[Violation]:
+    """Redis serves TLS: its probes speak it, and the agent dials rediss:// with files it mounts."""
+    if "--tls" not in str(_env_of(redis, objects).get("REDIS_CLI_TLS", "")).split():
+        yield Violation(
+            redis.name, "redis", "serves TLS, but REDIS_CLI_TLS gives the probes' redis-cli no --tls"
+        )
+    for workload, agent, service in _glossator_containers(objects):
+        if service != "agent":
+            continue
+        url = urlsplit(setting(container_env(agent, objects)[0], "GLOSSATOR_AGENT_REDIS_URL") or "")
+        if url.scheme != "rediss":
+            yield Violation(
+                workload.name,
+                "sessions",
+                "Redis serves TLS only: GLOSSATOR_AGENT_REDIS_URL must be rediss://",
+            )
+        mounts = [m["mountPath"] for m in agent.get("volumeMounts", [])]
+        for key, path in parse_qsl(url.query):
+            if (
+                key.startswith("ssl_")
+                and path.startswith("/")
+                and not any(path.startswith(m + "/") for m in mounts)
+            ):
+                yield Violation(
+                    workload.name, "sessions", f"the Redis URL's {key} {path} is not in a mounted volume"
+                )
+
+
 def _redis(objects: list[dict]) -> Iterator[Violation]:
     config_maps = {cm["metadata"]["name"]: cm.get("data", {}) for cm in by_kind(objects, "ConfigMap")}
     for workload in workloads(objects):
@@ -906,6 +956,20 @@ def _redis(objects: list[dict]) -> Iterator[Violation]:
                 yield Violation(
                     workload.name, "redis", f"redis.conf must set {key} {value} (sessions are durable)"
                 )
+        if settings.get("protected-mode") == "no":
+            yield Violation(
+                workload.name,
+                "redis",
+                "redis.conf turns protected-mode off: only the start script may, when no password is set",
+            )
+        if _secret_ref(container, "REDISCLI_AUTH") != REDIS_PASSWORD_KEY:
+            yield Violation(
+                workload.name,
+                "redis",
+                f"REDISCLI_AUTH (requirepass) must come from Secret key {REDIS_PASSWORD_KEY}",
+            )
+        if settings.get("tls-port"):
+            yield from _redis_tls(objects, workload, container)
         if workload.obj["spec"].get("replicas", 1) != 1:
             yield Violation(workload.name, "redis", "one primary: replicas must be 1")
         claims = {t["metadata"]["name"] for t in workload.obj["spec"].get("volumeClaimTemplates", [])}
@@ -939,7 +1003,10 @@ def _production(objects: list[dict]) -> Iterator[Violation]:
         env, _ = container_env(container, objects)
         for variable in container.get("env", []):
             ref = variable.get("valueFrom", {}).get("secretKeyRef", {})
-            if ref.get("key") in ("auth-token", "qdrant-api-key") and ref.get("optional") is not False:
+            if (
+                ref.get("key") in ("auth-token", "qdrant-api-key", REDIS_PASSWORD_KEY)
+                and ref.get("optional") is not False
+            ):
                 yield Violation(
                     workload.name, "prod-secrets", f"{variable['name']} must be required (optional: false)"
                 )
@@ -954,6 +1021,15 @@ def _production(objects: list[dict]) -> Iterator[Violation]:
             )
     for workload in workloads(objects):
         container = workload.spec["containers"][0]
+        if container.get("image", "").startswith("redis:"):
+            for variable in container.get("env", []):
+                ref = variable.get("valueFrom", {}).get("secretKeyRef", {})
+                if ref.get("key") == REDIS_PASSWORD_KEY and ref.get("optional") is not False:
+                    yield Violation(
+                        workload.name,
+                        "prod-secrets",
+                        f"{variable['name']} must be required (optional: false)",
+                    )
         if container.get("image", "").startswith("qdrant/qdrant:"):
             env = _env_of(workload, objects)
             if workload.obj["spec"].get("replicas", 1) < 3:

@@ -205,7 +205,16 @@ def test_secret_template_holds_placeholders_only() -> None:
         "namespace": "glossator",
         "labels": {"app.kubernetes.io/component": "shared", "app.kubernetes.io/part-of": "glossator"},
     }
-    assert set(secret["stringData"]) == secret_keys() == {"auth-token", "qdrant-api-key", "llm-api-key"}
+    assert (
+        set(secret["stringData"])
+        == secret_keys()
+        == {
+            "auth-token",
+            "qdrant-api-key",
+            "redis-password",
+            "llm-api-key",
+        }
+    )
     assert set(secret["stringData"].values()) == {PLACEHOLDER}
     # fails closed: a service token must be 16+ characters, so the placeholder cannot serve as one
     assert len(PLACEHOLDER) < 16
@@ -531,6 +540,47 @@ BREAKAGES: dict[str, tuple[Breakage, str, str]] = {
         "Deployment/glossator-agent",
         "probe-target",
     ),
+    "Redis open without a password": (
+        lambda o: _set(
+            _find(o, "ConfigMap", "glossator-redis-config-")["data"],
+            **{
+                "redis.conf": "appendonly yes\nappendfsync everysec\nmaxmemory-policy noeviction\nprotected-mode no\n"
+            },
+        ),
+        "StatefulSet/glossator-redis",
+        "redis",
+    ),
+    "the agent without Redis' password": (
+        lambda o: _container(o, "Deployment", "glossator-agent")["env"].remove(
+            next(
+                e
+                for e in _container(o, "Deployment", "glossator-agent")["env"]
+                if e["name"] == "GLOSSATOR_AGENT_REDIS_PASSWORD"
+            )
+        ),
+        "Deployment/glossator-agent",
+        "sessions",
+    ),
+    "an optional Redis password in prod": (
+        lambda o: _set(
+            next(
+                e
+                for e in _container(o, "StatefulSet", "glossator-redis")["env"]
+                if e["name"] == "REDISCLI_AUTH"
+            )["valueFrom"]["secretKeyRef"],
+            optional=True,
+        ),
+        "StatefulSet/glossator-redis",
+        "prod-secrets",
+    ),
+    "a TLS-only Redis dialled in plaintext": (
+        lambda o: _set(
+            _find(o, "ConfigMap", "glossator-config-")["data"],
+            GLOSSATOR_AGENT_REDIS_URL="redis://glossator-redis.glossator.svc.cluster.local:6379/0",
+        ),
+        "Deployment/glossator-agent",
+        "sessions",
+    ),
     "more copies than Qdrant nodes": (
         lambda o: _set(
             _find(o, "ConfigMap", "glossator-qdrant-config-")["data"],
@@ -542,13 +592,20 @@ BREAKAGES: dict[str, tuple[Breakage, str, str]] = {
 }
 
 
-# Broken in prod rather than dev (dev has no autoscalers).
-IN_PROD = {"HPA of a missing Deployment", "probes on the TLS service port", "TLS without a health port"}
+# Broken in prod, or with every component, rather than dev (dev has no autoscalers, no TLS).
+IN_ALL_COMPONENTS = {"a TLS-only Redis dialled in plaintext"}
+IN_PROD = {
+    "HPA of a missing Deployment",
+    "an optional Redis password in prod",
+    "probes on the TLS service port",
+    "TLS without a health port",
+}
 
 
 @pytest.mark.parametrize("breakage", BREAKAGES)
 def test_checker_names_the_object_and_rule_of_each_broken_invariant(breakage: str) -> None:
-    path, profile = TARGETS["prod" if breakage in IN_PROD else "dev"]
+    target = "prod" if breakage in IN_PROD else "all-components" if breakage in IN_ALL_COMPONENTS else "dev"
+    path, profile = TARGETS[target]
     objects = rendered(path)
     assert not check(objects, profile)
     breaks, obj, rule = BREAKAGES[breakage]
