@@ -10,10 +10,13 @@ a failure.
 from __future__ import annotations
 
 import os
+import re
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.k8s.manifests import (
     INTENDED_PATHS,
@@ -194,6 +197,36 @@ configMapGenerator:
     redis_config = _find(changed, "ConfigMap", "glossator-redis-config-")
     assert "maxclients 500" in redis_config["data"]["redis.conf"]
     assert redis_config["metadata"]["name"] in after["StatefulSet/glossator-redis"]
+
+
+def _readme_jwks_overlay(folder: Path, *, namespace: bool) -> Path:
+    """k8s/README.md's JWKS example, as the overlay it tells users to write over prod."""
+    readme = (ROOT / "k8s" / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "glossator-jwks" in b]
+    overlay = yaml.safe_load(textwrap.dedent(block))
+    if not namespace:
+        overlay.pop("namespace")
+    overlay["resources"] = [os.path.relpath(TARGETS["prod"][0], folder)]
+    folder.mkdir(parents=True)
+    (folder / "jwks.json").write_text('{"keys": []}')
+    (folder / "kustomization.yaml").write_text(yaml.safe_dump(overlay))
+    return folder
+
+
+def test_the_readme_jwks_overlay_renders_in_the_namespace_with_its_hashed_config_map(tmp_path: Path) -> None:
+    objects = rendered(_readme_jwks_overlay(tmp_path / "documented", namespace=True))
+    assert not check(objects, TARGETS["prod"][1])
+    (jwks,) = [
+        c for c in by_kind(objects, "ConfigMap") if c["metadata"]["name"].startswith("glossator-jwks-")
+    ]
+    assert jwks["metadata"]["namespace"] == "glossator"
+    assert jwks["metadata"]["name"] in _referenced_config_maps(objects)["Deployment/glossator-agent"]
+    # Without the overlay's namespace: the ConfigMap lands in the current namespace, unrenamed.
+    broken = {
+        (v.obj, v.rule) for v in check(rendered(_readme_jwks_overlay(tmp_path / "bare", namespace=False)))
+    }
+    assert (f"ConfigMap/{jwks['metadata']['name']}", "namespace") in broken
+    assert ("Deployment/glossator-agent", "config-rolls") in broken
 
 
 def test_secret_template_holds_placeholders_only() -> None:
