@@ -30,8 +30,9 @@ class PrivateRedis:
 
 
 @contextmanager
-def private_redis(*options: str) -> Iterator[PrivateRedis]:
-    """A fresh redis-server started with `options` (e.g. "--appendonly", "yes"); skips without one."""
+def private_redis(*options: str, password: str | None = None) -> Iterator[PrivateRedis]:
+    """A fresh redis-server started with `options` (e.g. "--appendonly", "yes"); skips without one.
+    With `password`, give the server "--requirepass" too: it is what the readiness check sends."""
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.skip("redis-server is not installed")
@@ -45,19 +46,21 @@ def private_redis(*options: str) -> Iterator[PrivateRedis]:
         )
         server = PrivateRedis(f"unix://{socket}?db=0", socket, process)
         try:
-            _wait_until_up(server)
+            _wait_until_up(server, password)
             yield server
         finally:
             server.stop()
 
 
-def _wait_until_up(server: PrivateRedis, timeout_s: float = 10.0) -> None:
+def _wait_until_up(server: PrivateRedis, password: str | None, timeout_s: float = 10.0) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         if server.process.poll() is not None:
             raise RuntimeError(f"redis-server exited with {server.process.returncode}")
         try:
-            with redis.Redis(unix_socket_path=str(server.socket), socket_timeout=1) as client:
+            with redis.Redis(
+                unix_socket_path=str(server.socket), password=password, socket_timeout=1
+            ) as client:
                 client.ping()
             return
         except redis.RedisError:

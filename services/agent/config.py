@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
 from services.common.settings import ServiceSettings
@@ -63,7 +63,16 @@ class AgentSettings(ServiceSettings):
     session_backend: Literal["sqlite", "redis"] = Field(
         "sqlite", description="sqlite: a file under data_dir; redis: shared by several replicas."
     )
-    redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis URL for session_backend=redis.")
+    redis_url: str = Field(
+        "redis://127.0.0.1:6379/0",
+        description="Redis URL for session_backend=redis; rediss:// for TLS, with the files in the query "
+        "(?ssl_ca_certs=ca.pem, and ssl_certfile= / ssl_keyfile= when Redis wants a client certificate).",
+    )
+    redis_password: SecretStr | None = Field(
+        None,
+        description="Password the agent AUTHs to Redis with (kept out of the URL, so that an overlay can "
+        "change the URL without the secret; a password in the URL wins).",
+    )
     session_inactive_minutes: float = Field(30, gt=0, description="Idle time before a session is INACTIVE.")
     session_expire_hours: float = Field(24, gt=0, description="Idle time before a session is EXPIRED.")
     session_max_turns: int = Field(100, ge=1, description="Turns kept per session (oldest dropped).")

@@ -35,7 +35,8 @@ async def open_sessions(settings: AgentSettings) -> SessionStore:
         max_open_per_user=settings.session_max_open_per_user,
     )
     if settings.session_backend == "redis":
-        return await RedisSessionStore.open(settings.redis_url, config)
+        password = settings.redis_password.get_secret_value() if settings.redis_password else None
+        return await RedisSessionStore.open(settings.redis_url, config, password=password)
     return await SqliteSessionStore.open(settings.data_dir, config)
 
 

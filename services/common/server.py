@@ -10,6 +10,9 @@ readiness probe then means what it says. `run_until_signal` serves
 until SIGTERM/SIGINT, then drains: health NOT_SERVING for `drain_seconds` while calls are still
 served (so load balancers stop sending), then `stop(grace)` lets running RPCs finish and cancels
 the rest, then the services' resources are closed, all within grace + `exit_margin_seconds`.
+With `health_port` set, a second, plaintext server answers grpc.health.v1 and nothing else, from
+the same health servicer (same statuses, NOT_SERVING on SIGTERM alike): the kubelet's own gRPC
+probes cannot speak TLS, and this keeps them when the service port serves it.
 `run_server_process` then ends the process at once: work that cancelled calls left in worker
 threads (a forward pass of the model) would otherwise keep it alive, and Kubernetes kills at 30 s.
 """
@@ -63,12 +66,17 @@ class GlossatorServer:
     cleanups: list[Cleanup] = field(default_factory=list)
     # Run after the port opens and before health says SERVING: what the first call would wait for.
     warmups: list[Warmup] = field(default_factory=list)
+    # The plaintext health-only server and its port, when settings.health_port is set.
+    health_server: grpc.aio.Server | None = None
+    health_port: int | None = None
 
     async def start(self) -> None:
         """Opens the port (health NOT_SERVING), runs the warm-ups, then says SERVING."""
         await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.server.start()
-        log.info("server_started", service=self.name, port=self.port)
+        if self.health_server is not None:
+            await self.health_server.start()
+        log.info("server_started", service=self.name, port=self.port, health_port=self.health_port)
         started = time.perf_counter()
         for warmup in self.warmups:
             await warmup()
@@ -91,6 +99,8 @@ class GlossatorServer:
         deadline = loop.time() + grace + self.exit_margin_seconds
         await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         await self._within(deadline, self.server.stop(grace), "grpc_server")
+        if self.health_server is not None:  # probes see NOT_SERVING until the service port closes
+            await self._within(deadline, self.health_server.stop(0), "health_server")
         for cleanup in reversed(self.cleanups):
             await self._within(deadline, cleanup(), cleanup.__qualname__)
         log.info("server_stopped", service=self.name)
@@ -150,18 +160,17 @@ def create_server(
         [*service_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME],
         server,
     )
-    address = f"{settings.host}:{settings.port}"
-    try:
-        if settings.tls.serves_tls:
-            port = server.add_secure_port(address, server_credentials(settings.tls))
-        else:
-            port = server.add_insecure_port(address)
-    except RuntimeError:  # gRPC's "Failed to bind", whatever the cause
-        port = 0
-    if port == 0:
-        raise PortUnavailable(
-            f"cannot listen on {address} for the {name} service: another server is using the port, "
-            "or the address is not one of this machine's"
+    credentials = server_credentials(settings.tls) if settings.tls.serves_tls else None
+    port = _bind(server, f"{settings.host}:{settings.port}", credentials, f"the {name} service")
+    health_server, health_port = None, None
+    if settings.health_port is not None:
+        health_server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, health_server)
+        health_port = _bind(
+            health_server,
+            f"{settings.host}:{settings.health_port}",
+            None,
+            f"the {name} service's health checks",
         )
     _warn_if_exposed(name, settings)
     return GlossatorServer(
@@ -174,11 +183,32 @@ def create_server(
         settings.drain_seconds,
         settings.exit_margin_seconds,
         cleanups=[flush_tracing],  # the last to run: spans of the calls that just ended
+        health_server=health_server,
+        health_port=health_port,
     )
 
 
 class PortUnavailable(OSError):
     """The server's address cannot be bound (in use, or not local)."""
+
+
+def _bind(
+    server: grpc.aio.Server, address: str, credentials: grpc.ServerCredentials | None, what: str
+) -> int:
+    """Adds the port (TLS with `credentials`, else plaintext); PortUnavailable when it cannot."""
+    try:
+        if credentials is not None:
+            port = server.add_secure_port(address, credentials)
+        else:
+            port = server.add_insecure_port(address)
+    except RuntimeError:  # gRPC's "Failed to bind", whatever the cause
+        port = 0
+    if port == 0:
+        raise PortUnavailable(
+            f"cannot listen on {address} for {what}: another server is using the port, "
+            "or the address is not one of this machine's"
+        )
+    return port
 
 
 def _warn_if_exposed(name: str, settings: ServiceSettings) -> None:

@@ -22,6 +22,14 @@ class ServiceSettings(BaseSettings):
 
     host: str = Field("127.0.0.1", description="Address the gRPC server binds (0.0.0.0 in a container).")
     port: int = Field(0, ge=0, le=65535, description="gRPC port; 0 picks a free one.")
+    health_port: int | None = Field(
+        None,
+        ge=0,
+        le=65535,
+        description="A plaintext port that answers grpc.health.v1 only (no reflection, no service RPCs), "
+        "with the service port's statuses: for the kubelet's gRPC probes when the service port serves "
+        "TLS; 0 picks a free one; unset turns it off.",
+    )
     metrics_port: int | None = Field(
         None, ge=0, le=65535, description="Prometheus /metrics port of the process; unset turns it off."
     )

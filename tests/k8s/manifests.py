@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 from unittest import mock
+from urllib.parse import parse_qsl, urlsplit
 
 import kubernetes_validate
 import yaml
@@ -29,13 +30,33 @@ ROOT = Path(__file__).resolve().parents[2]
 KUBERNETES_VERSION = "1.31.0"
 
 NAMESPACE = "glossator"
+# Where `kubectl apply` puts a namespaced object whose manifest names no namespace: the namespace of
+# the applier's current context, which is not ours (its pods would wait for ConfigMaps there).
+CURRENT_NAMESPACE = "<the current kubectl context's namespace>"
+CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        "Namespace",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
+        "IngressClass",
+        "MutatingWebhookConfiguration",
+        "PersistentVolume",
+        "PriorityClass",
+        "StorageClass",
+        "ValidatingWebhookConfiguration",
+    }
+)
 IMAGE = "ghcr.io/glossator/glossator"
 GLOSSATOR_UID = 10001
 SECRET_NAME = "glossator-secrets"
 SECRET_TEMPLATE = ROOT / "k8s" / "secret"
 PLACEHOLDER = "CHANGE-ME"
-TLS_PROBE = "/etc/glossator/probe/grpc_health_probe.py"
 APP_LABEL = "app.kubernetes.io/name"
+COMPONENT_LABEL = "app.kubernetes.io/component"
+PART_OF_LABEL = "app.kubernetes.io/part-of"
+# A generated ConfigMap's name ends in kustomize's hash of its content.
+HASH_SUFFIX = re.compile(r"-[a-z0-9]{10}$")
 
 # service -> (gRPC service name of its health checks, Deployment/app name)
 SERVICES = {
@@ -96,6 +117,14 @@ def render(kustomization: Path) -> list[dict]:
 
 def load(path: Path) -> list[dict]:
     return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+def namespace_of(obj: dict) -> str | None:
+    """The namespace `kubectl apply` puts the object in: its own, the applier's current one when it
+    names none, None for a cluster-scoped kind."""
+    if obj.get("kind") in CLUSTER_SCOPED_KINDS:
+        return None
+    return obj.get("metadata", {}).get("namespace") or CURRENT_NAMESPACE
 
 
 def name_of(obj: dict) -> str:
@@ -165,7 +194,7 @@ class Workload:
 
     @property
     def namespace(self) -> str:
-        return self.obj.get("metadata", {}).get("namespace", NAMESPACE)
+        return namespace_of(self.obj) or NAMESPACE
 
     @property
     def labels(self) -> dict[str, str]:
@@ -280,6 +309,9 @@ def check(objects: list[dict], profile: Profile | None = None) -> list[Violation
     profile = profile or Profile("any")
     found: list[Violation] = []
     for rule in (
+        _namespaces,
+        _labels,
+        _config_rolls,
         _containers,
         _termination_grace,
         _glossator_settings,
@@ -302,6 +334,74 @@ def check(objects: list[dict], profile: Profile | None = None) -> list[Violation
     if profile.production:
         found.extend(_production(objects))
     return found
+
+
+def _namespaces(objects: list[dict]) -> Iterator[Violation]:
+    for obj in objects:
+        namespace = namespace_of(obj)
+        if namespace is not None and namespace != NAMESPACE:
+            yield Violation(
+                name_of(obj),
+                "namespace",
+                f"renders in {namespace}, not {NAMESPACE}: `kubectl apply -k` would put it there",
+            )
+
+
+def _labels(objects: list[dict]) -> Iterator[Violation]:
+    """part-of and component on every object and pod template (a pod's as its workload's), and
+    selectors of the app name only: a Deployment's selector is immutable, so a label added to it
+    would stop the next `kubectl apply` of the existing Deployment."""
+    for obj in objects:
+        labels = obj.get("metadata", {}).get("labels") or {}
+        if labels.get(PART_OF_LABEL) != "glossator":
+            yield Violation(name_of(obj), "labels", f"{PART_OF_LABEL} is not glossator")
+        if not labels.get(COMPONENT_LABEL):
+            yield Violation(name_of(obj), "labels", f"no {COMPONENT_LABEL}")
+    for workload in workloads(objects):
+        own = workload.obj.get("metadata", {}).get("labels") or {}
+        for key in (PART_OF_LABEL, COMPONENT_LABEL):
+            if workload.labels.get(key) != own.get(key):
+                yield Violation(workload.name, "labels", f"the pod template's {key} is not the workload's")
+        selector = workload.obj["spec"].get("selector")
+        if workload.kind in ("Deployment", "StatefulSet", "DaemonSet") and selector != {
+            "matchLabels": {APP_LABEL: workload.labels.get(APP_LABEL)}
+        }:
+            yield Violation(
+                workload.name, "labels", f"selects {selector}, not its {APP_LABEL} alone (immutable)"
+            )
+
+
+def _config_rolls(objects: list[dict]) -> Iterator[Violation]:
+    """Every ConfigMap a pod reads has kustomize's content hash in its name: a change renames it,
+    which changes the pod template and rolls the workload (a fixed name changes under running pods,
+    which read env at start and see files change whenever the kubelet syncs)."""
+    for workload in workloads(objects):
+        names = {
+            source["configMapRef"]["name"]
+            for container in workload.containers()
+            for source in container.get("envFrom", [])
+            if "configMapRef" in source
+        }
+        names |= {
+            variable["valueFrom"]["configMapKeyRef"]["name"]
+            for container in workload.containers()
+            for variable in container.get("env", [])
+            if "configMapKeyRef" in variable.get("valueFrom", {})
+        }
+        names |= {v["configMap"]["name"] for v in workload.spec.get("volumes", []) if "configMap" in v}
+        names |= {
+            projected["configMap"]["name"]
+            for v in workload.spec.get("volumes", [])
+            for projected in v.get("projected", {}).get("sources", [])
+            if "configMap" in projected
+        }
+        for name in sorted(names):
+            if not HASH_SUFFIX.search(name):
+                yield Violation(
+                    workload.name,
+                    "config-rolls",
+                    f"reads ConfigMap {name}, whose name has no content hash: a change would not roll the pods",
+                )
 
 
 def _effective(container: dict, pod_spec: dict, key: str) -> Any:
@@ -441,6 +541,15 @@ def _glossator_settings(objects: list[dict]) -> Iterator[Violation]:
             yield Violation(workload.name, "logging", f"{where}: {prefix}LOG_FORMAT must be json")
         if service == "agent":
             yield from _answer_fits_grace(workload, env)
+        if (
+            service == "agent"
+            and _secret_ref(container, "GLOSSATOR_AGENT_REDIS_PASSWORD") != REDIS_PASSWORD_KEY
+        ):
+            yield Violation(
+                workload.name,
+                "sessions",
+                f"{where}: GLOSSATOR_AGENT_REDIS_PASSWORD must come from Secret key {REDIS_PASSWORD_KEY}, as Redis' requirepass",
+            )
         if service == "agent" and setting(env, "GLOSSATOR_AGENT_SESSION_BACKEND") != "redis":
             yield Violation(
                 workload.name, "sessions", f"{where}: replicas share sessions only with the redis backend"
@@ -501,41 +610,45 @@ def _ports(container: dict) -> dict[str, int]:
 
 
 def _probe_targets(objects: list[dict]) -> Iterator[Violation]:
-    """Probes ask grpc.health.v1 on the container's own gRPC port: readiness and startup about the
-    service, liveness about the server (""). Natively, or through the TLS probe script."""
+    """Probes are the kubelet's own gRPC probes of grpc.health.v1: readiness and startup about the
+    service, liveness about the server (""), on the health-only port when one is set, else on the
+    service port. The kubelet speaks plaintext only, so a server that serves TLS needs the former."""
     for workload, container, service in _glossator_containers(objects):
         env, _ = container_env(container, objects)
-        port = int(setting(env, f"GLOSSATOR_{service.upper()}_PORT") or 0)
-        if _ports(container).get("grpc") != port:
+        prefix = f"GLOSSATOR_{service.upper()}_"
+        port = int(setting(env, prefix + "PORT") or 0)
+        health_port = int(setting(env, prefix + "HEALTH_PORT") or 0)
+        ports = _ports(container)
+        if ports.get("grpc") != port:
+            yield Violation(
+                workload.name, "probe-target", f"container port 'grpc' is not {prefix}PORT {port}"
+            )
+        if health_port and ports.get("health") != health_port:
             yield Violation(
                 workload.name,
                 "probe-target",
-                f"container port 'grpc' is not GLOSSATOR_{service.upper()}_PORT {port}",
+                f"container port 'health' is not {prefix}HEALTH_PORT {health_port}",
             )
+        if setting(env, "GLOSSATOR_TLS_CERT_FILE") and not health_port:
+            yield Violation(
+                workload.name,
+                "probe-target",
+                f"the service port serves TLS, which the kubelet's gRPC probes cannot speak: set {prefix}HEALTH_PORT",
+            )
+        probed = health_port or port
         for probe, expected in (
             ("startupProbe", SERVICES[service]),
             ("readinessProbe", SERVICES[service]),
             ("livenessProbe", ""),
         ):
             spec = container.get(probe) or {}
-            if "grpc" in spec:
-                target = (spec["grpc"].get("port"), spec["grpc"].get("service", ""))
-            elif spec.get("exec", {}).get("command", [None, None])[1:2] == [TLS_PROBE]:
-                command = spec["exec"]["command"]
-                target = (int(command[2]), command[3] if len(command) > 3 else "")
-                mounts = {m["mountPath"] for m in container.get("volumeMounts", [])}
-                if str(Path(TLS_PROBE).parent) not in mounts:
-                    yield Violation(
-                        workload.name, "probe-target", f"{probe} runs {TLS_PROBE}, which is not mounted"
-                    )
-            else:
-                yield Violation(
-                    workload.name, "probe-target", f"{probe} is neither a gRPC probe nor {TLS_PROBE}"
-                )
+            if "grpc" not in spec:
+                yield Violation(workload.name, "probe-target", f"{probe} is not a gRPC probe")
                 continue
-            if target != (port, expected):
+            target = (spec["grpc"].get("port"), spec["grpc"].get("service", ""))
+            if target != (probed, expected):
                 yield Violation(
-                    workload.name, "probe-target", f"{probe} checks {target}, expected {(port, expected)}"
+                    workload.name, "probe-target", f"{probe} checks {target}, expected {(probed, expected)}"
                 )
 
 
@@ -548,7 +661,7 @@ def _pods_selected(objects: list[dict], selector: dict, namespace: str) -> list[
 def _services(objects: list[dict]) -> Iterator[Violation]:
     for service in by_kind(objects, "Service"):
         name, spec = name_of(service), service["spec"]
-        namespace = service["metadata"].get("namespace", NAMESPACE)
+        namespace = namespace_of(service)
         selected = _pods_selected(objects, {"matchLabels": spec.get("selector", {})}, namespace)
         if not spec.get("selector") or not selected:
             yield Violation(name, "service-selector", "selects no pods of the manifests")
@@ -575,10 +688,7 @@ def _services(objects: list[dict]) -> Iterator[Violation]:
 
 def _headless_targets(objects: list[dict]) -> Iterator[Violation]:
     """The agent reaches retrieval and validation through dns:/// names of headless Services."""
-    services = {
-        (s["metadata"].get("namespace", NAMESPACE), s["metadata"]["name"]): s
-        for s in by_kind(objects, "Service")
-    }
+    services = {(namespace_of(s), s["metadata"]["name"]): s for s in by_kind(objects, "Service")}
     for workload, container, service in _glossator_containers(objects):
         if service != "agent":
             continue
@@ -650,7 +760,7 @@ def _autoscalers(objects: list[dict]) -> Iterator[Violation]:
 
 def _disruption_budgets(objects: list[dict]) -> Iterator[Violation]:
     for pdb in by_kind(objects, "PodDisruptionBudget"):
-        namespace = pdb["metadata"].get("namespace", NAMESPACE)
+        namespace = namespace_of(pdb)
         if not _pods_selected(objects, pdb["spec"].get("selector"), namespace):
             yield Violation(name_of(pdb), "pdb-selector", "selects no pods of the manifests")
         if pdb["spec"].get("maxUnavailable") == 0 or str(pdb["spec"].get("maxUnavailable")) == "0%":
@@ -782,6 +892,46 @@ def _qdrant(objects: list[dict]) -> Iterator[Violation]:
             )
 
 
+REDIS_PASSWORD_KEY = "redis-password"
+
+
+def _secret_ref(container: dict, variable: str) -> str | None:
+    """The key of Secret glossator-secrets the variable reads, if it reads one."""
+    for entry in container.get("env", []):
+        ref = entry.get("valueFrom", {}).get("secretKeyRef", {})
+        if entry["name"] == variable and ref.get("name") == SECRET_NAME:
+            return ref.get("key")
+    return None
+
+
+def _redis_tls(objects: list[dict], redis: Workload, container: dict) -> Iterator[Violation]:
+    """Redis serves TLS: its probes speak it, and the agent dials rediss:// with files it mounts."""
+    if "--tls" not in str(_env_of(redis, objects).get("REDIS_CLI_TLS", "")).split():
+        yield Violation(
+            redis.name, "redis", "serves TLS, but REDIS_CLI_TLS gives the probes' redis-cli no --tls"
+        )
+    for workload, agent, service in _glossator_containers(objects):
+        if service != "agent":
+            continue
+        url = urlsplit(setting(container_env(agent, objects)[0], "GLOSSATOR_AGENT_REDIS_URL") or "")
+        if url.scheme != "rediss":
+            yield Violation(
+                workload.name,
+                "sessions",
+                "Redis serves TLS only: GLOSSATOR_AGENT_REDIS_URL must be rediss://",
+            )
+        mounts = [m["mountPath"] for m in agent.get("volumeMounts", [])]
+        for key, path in parse_qsl(url.query):
+            if (
+                key.startswith("ssl_")
+                and path.startswith("/")
+                and not any(path.startswith(m + "/") for m in mounts)
+            ):
+                yield Violation(
+                    workload.name, "sessions", f"the Redis URL's {key} {path} is not in a mounted volume"
+                )
+
+
 def _redis(objects: list[dict]) -> Iterator[Violation]:
     config_maps = {cm["metadata"]["name"]: cm.get("data", {}) for cm in by_kind(objects, "ConfigMap")}
     for workload in workloads(objects):
@@ -806,6 +956,20 @@ def _redis(objects: list[dict]) -> Iterator[Violation]:
                 yield Violation(
                     workload.name, "redis", f"redis.conf must set {key} {value} (sessions are durable)"
                 )
+        if settings.get("protected-mode") == "no":
+            yield Violation(
+                workload.name,
+                "redis",
+                "redis.conf turns protected-mode off: only the start script may, when no password is set",
+            )
+        if _secret_ref(container, "REDISCLI_AUTH") != REDIS_PASSWORD_KEY:
+            yield Violation(
+                workload.name,
+                "redis",
+                f"REDISCLI_AUTH (requirepass) must come from Secret key {REDIS_PASSWORD_KEY}",
+            )
+        if settings.get("tls-port"):
+            yield from _redis_tls(objects, workload, container)
         if workload.obj["spec"].get("replicas", 1) != 1:
             yield Violation(workload.name, "redis", "one primary: replicas must be 1")
         claims = {t["metadata"]["name"] for t in workload.obj["spec"].get("volumeClaimTemplates", [])}
@@ -839,7 +1003,10 @@ def _production(objects: list[dict]) -> Iterator[Violation]:
         env, _ = container_env(container, objects)
         for variable in container.get("env", []):
             ref = variable.get("valueFrom", {}).get("secretKeyRef", {})
-            if ref.get("key") in ("auth-token", "qdrant-api-key") and ref.get("optional") is not False:
+            if (
+                ref.get("key") in ("auth-token", "qdrant-api-key", REDIS_PASSWORD_KEY)
+                and ref.get("optional") is not False
+            ):
                 yield Violation(
                     workload.name, "prod-secrets", f"{variable['name']} must be required (optional: false)"
                 )
@@ -854,6 +1021,15 @@ def _production(objects: list[dict]) -> Iterator[Violation]:
             )
     for workload in workloads(objects):
         container = workload.spec["containers"][0]
+        if container.get("image", "").startswith("redis:"):
+            for variable in container.get("env", []):
+                ref = variable.get("valueFrom", {}).get("secretKeyRef", {})
+                if ref.get("key") == REDIS_PASSWORD_KEY and ref.get("optional") is not False:
+                    yield Violation(
+                        workload.name,
+                        "prod-secrets",
+                        f"{variable['name']} must be required (optional: false)",
+                    )
         if container.get("image", "").startswith("qdrant/qdrant:"):
             env = _env_of(workload, objects)
             if workload.obj["spec"].get("replicas", 1) < 3:
@@ -947,7 +1123,7 @@ def reachable(objects: list[dict], extra_sources: Iterable[Workload] = ()) -> se
         selecting = [
             p
             for p in policies
-            if p["metadata"].get("namespace", NAMESPACE) == destination.namespace
+            if namespace_of(p) == destination.namespace
             and selector_matches(p["spec"].get("podSelector", {}), destination.labels)
             and "Ingress" in p["spec"].get("policyTypes", ["Ingress"])
         ]

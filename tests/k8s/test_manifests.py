@@ -10,18 +10,14 @@ a failure.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
+import re
+import textwrap
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import grpc
 import pytest
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+import yaml
 
-from services.common.tls import TlsSettings, server_credentials
-from tests.credentials import Authority
 from tests.k8s.manifests import (
     INTENDED_PATHS,
     KUBERNETES_VERSION,
@@ -44,7 +40,6 @@ from tests.k8s.manifests import (
 
 HERE = Path(__file__).resolve().parent
 EXAMPLE_JOB = ROOT / "k8s" / "examples" / "ingest-job.yaml"
-TLS_PROBE_SCRIPT = ROOT / "k8s" / "components" / "tls" / "grpc_health_probe.py"
 INGEST_JOB = workloads(load(EXAMPLE_JOB))
 TARGETS = {
     "dev": (
@@ -134,9 +129,104 @@ def test_each_overlay_has_what_it_promises() -> None:
     ]
     assert "GLOSSATOR_AGENT_LLM_BASE_URL" in config["data"]
     assert config["data"]["GLOSSATOR_RETRIEVAL_QDRANT_URL"].startswith("https://")
-    # the tls component ships the probe script byte for byte
-    (probe,) = [c for c in by_kind(prod, "ConfigMap") if c["metadata"]["name"] == "glossator-tls-probe"]
-    assert probe["data"]["grpc_health_probe.py"] == TLS_PROBE_SCRIPT.read_text()
+    # TLS on, and the probes still the kubelet's own, on the plaintext health-only port
+    for workload in workloads(prod):
+        if workload.kind == "Deployment":
+            container = workload.spec["containers"][0]
+            assert container["readinessProbe"]["grpc"]["port"] == 8081
+            assert "exec" not in container["readinessProbe"]
+    assert {c["metadata"]["name"].rsplit("-", 1)[0] for c in by_kind(prod, "ConfigMap")} == {
+        "glossator-config",
+        "glossator-qdrant-config",
+        "glossator-redis-config",
+    }
+
+
+def _referenced_config_maps(objects: list[dict]) -> dict[str, set[str]]:
+    """Each workload's ConfigMaps (envFrom and volumes)."""
+    return {
+        w.name: {
+            *(
+                s["configMapRef"]["name"]
+                for c in w.containers()
+                for s in c.get("envFrom", [])
+                if "configMapRef" in s
+            ),
+            *(v["configMap"]["name"] for v in w.spec.get("volumes", []) if "configMap" in v),
+        }
+        for w in workloads(objects)
+    }
+
+
+def test_a_changed_setting_or_redis_conf_rolls_the_pods_that_read_them(tmp_path: Path) -> None:
+    """An overlay that changes glossator-config and redis.conf, as the README tells users to: the
+    ConfigMaps get new names, so the pod templates that read them change and roll; the others not."""
+    prod = rendered(TARGETS["prod"][0])
+    (tmp_path / "redis.conf").write_text(
+        (ROOT / "k8s" / "base" / "redis.conf").read_text() + "maxclients 500\n"
+    )
+    (tmp_path / "kustomization.yaml").write_text(
+        f"""apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: glossator
+resources:
+  - {os.path.relpath(TARGETS["prod"][0], tmp_path)}
+configMapGenerator:
+  - name: glossator-config
+    behavior: merge
+    literals: [GLOSSATOR_AGENT_SESSION_MAX_TURNS=50]
+  - name: glossator-redis-config
+    behavior: replace
+    files: [redis.conf]
+"""
+    )
+    changed = rendered(tmp_path)
+    assert not check(changed, TARGETS["prod"][1])
+    before, after = _referenced_config_maps(prod), _referenced_config_maps(changed)
+    for name in (
+        "Deployment/glossator-agent",
+        "Deployment/glossator-retrieval",
+        "Deployment/glossator-validation",
+    ):
+        assert {n for n in before[name] if n.startswith("glossator-config-")} != {
+            n for n in after[name] if n.startswith("glossator-config-")
+        }, name
+    assert before["StatefulSet/glossator-redis"] != after["StatefulSet/glossator-redis"]
+    assert before["StatefulSet/glossator-qdrant"] == after["StatefulSet/glossator-qdrant"]  # not its config
+    # and what reads the changed names is the changed content
+    redis_config = _find(changed, "ConfigMap", "glossator-redis-config-")
+    assert "maxclients 500" in redis_config["data"]["redis.conf"]
+    assert redis_config["metadata"]["name"] in after["StatefulSet/glossator-redis"]
+
+
+def _readme_jwks_overlay(folder: Path, *, namespace: bool) -> Path:
+    """k8s/README.md's JWKS example, as the overlay it tells users to write over prod."""
+    readme = (ROOT / "k8s" / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "glossator-jwks" in b]
+    overlay = yaml.safe_load(textwrap.dedent(block))
+    if not namespace:
+        overlay.pop("namespace")
+    overlay["resources"] = [os.path.relpath(TARGETS["prod"][0], folder)]
+    folder.mkdir(parents=True)
+    (folder / "jwks.json").write_text('{"keys": []}')
+    (folder / "kustomization.yaml").write_text(yaml.safe_dump(overlay))
+    return folder
+
+
+def test_the_readme_jwks_overlay_renders_in_the_namespace_with_its_hashed_config_map(tmp_path: Path) -> None:
+    objects = rendered(_readme_jwks_overlay(tmp_path / "documented", namespace=True))
+    assert not check(objects, TARGETS["prod"][1])
+    (jwks,) = [
+        c for c in by_kind(objects, "ConfigMap") if c["metadata"]["name"].startswith("glossator-jwks-")
+    ]
+    assert jwks["metadata"]["namespace"] == "glossator"
+    assert jwks["metadata"]["name"] in _referenced_config_maps(objects)["Deployment/glossator-agent"]
+    # Without the overlay's namespace: the ConfigMap lands in the current namespace, unrenamed.
+    broken = {
+        (v.obj, v.rule) for v in check(rendered(_readme_jwks_overlay(tmp_path / "bare", namespace=False)))
+    }
+    assert (f"ConfigMap/{jwks['metadata']['name']}", "namespace") in broken
+    assert ("Deployment/glossator-agent", "config-rolls") in broken
 
 
 def test_secret_template_holds_placeholders_only() -> None:
@@ -146,9 +236,18 @@ def test_secret_template_holds_placeholders_only() -> None:
     assert secret["metadata"] == {
         "name": "glossator-secrets",
         "namespace": "glossator",
-        "labels": {"app.kubernetes.io/part-of": "glossator"},
+        "labels": {"app.kubernetes.io/component": "shared", "app.kubernetes.io/part-of": "glossator"},
     }
-    assert set(secret["stringData"]) == secret_keys() == {"auth-token", "qdrant-api-key", "llm-api-key"}
+    assert (
+        set(secret["stringData"])
+        == secret_keys()
+        == {
+            "auth-token",
+            "qdrant-api-key",
+            "redis-password",
+            "llm-api-key",
+        }
+    )
     assert set(secret["stringData"].values()) == {PLACEHOLDER}
     # fails closed: a service token must be 16+ characters, so the placeholder cannot serve as one
     assert len(PLACEHOLDER) < 16
@@ -163,66 +262,6 @@ def test_example_ingest_job_is_valid_and_admin_labelled() -> None:
     (workload,) = INGEST_JOB
     assert workload.labels["glossator.dev/role"] == "admin"
     assert ("glossator-ingest", "glossator-retrieval", 50052) in reachable(objects, INGEST_JOB)
-
-
-# -- the TLS probe -----------------------------------------------------------------------------
-
-
-def test_tls_probe_script_reports_the_health_of_a_tls_server(tmp_path: Path) -> None:
-    """The exec probe of the tls component against a real mTLS health server: exit 0 only when
-    the service is SERVING."""
-    authority = Authority.create(tmp_path, "ca")
-    server_pair, client_pair = authority.issue("server"), authority.issue("client")
-    tls = TlsSettings(
-        cert_file=server_pair.cert_file,
-        key_file=server_pair.key_file,
-        ca_file=authority.ca_file,
-        client_auth=True,
-    )
-    server = grpc.server(ThreadPoolExecutor(max_workers=2))
-    servicer = health.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
-    port = server.add_secure_port("127.0.0.1:0", server_credentials(tls))
-    server.start()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GLOSSATOR_")}
-    env |= {
-        "GLOSSATOR_TLS_CERT_FILE": str(client_pair.cert_file),
-        "GLOSSATOR_TLS_KEY_FILE": str(client_pair.key_file),
-        "GLOSSATOR_TLS_CA_FILE": str(authority.ca_file),
-        "GLOSSATOR_TLS_SERVER_NAME": "localhost",
-    }
-
-    def probe(
-        *args: str, environment: dict[str, str] = env, on: str = str(port)
-    ) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, str(TLS_PROBE_SCRIPT), on, *args],
-            env=environment,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-
-    service = "glossator.v1.AgentService"
-    try:
-        servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
-        assert probe(service).returncode == 0, probe(service).stderr
-        assert probe().returncode == 0  # "" is the server's own status: SERVING by default
-        servicer.set(service, health_pb2.HealthCheckResponse.NOT_SERVING)
-        result = probe(service)
-        assert result.returncode == 1 and "NOT_SERVING" in result.stderr
-        result = probe("glossator.v1.Unknown")
-        assert result.returncode == 1 and "NOT_FOUND" in result.stderr
-        # no client certificate: the mTLS server refuses the handshake, the probe fails
-        no_cert = {
-            k: v for k, v in env.items() if k not in ("GLOSSATOR_TLS_CERT_FILE", "GLOSSATOR_TLS_KEY_FILE")
-        }
-        assert probe("", environment=no_cert).returncode == 1
-        assert probe(service, on="not-a-port").returncode == 2  # usage
-    finally:
-        server.stop(0)
 
 
 # -- the checker fails on broken manifests -----------------------------------------------------
@@ -489,6 +528,92 @@ BREAKAGES: dict[str, tuple[Breakage, str, str]] = {
         "StatefulSet/glossator-redis",
         "redis",
     ),
+    "an object rendered without a namespace": (
+        lambda o: _find(o, "ConfigMap", "glossator-redis-config-")["metadata"].pop("namespace"),
+        "ConfigMap/glossator-redis-config-",
+        "namespace",
+    ),
+    "a ConfigMap read by pods under a fixed name": (
+        lambda o: [
+            _set(_find(o, "ConfigMap", "glossator-redis-config-")["metadata"], name="glossator-redis-config"),
+            _set(
+                _find(o, "StatefulSet", "glossator-redis")["spec"]["template"]["spec"]["volumes"][0][
+                    "configMap"
+                ],
+                name="glossator-redis-config",
+            ),
+        ],
+        "StatefulSet/glossator-redis",
+        "config-rolls",
+    ),
+    "no component label": (
+        lambda o: _find(o, "Service", "glossator-agent")["metadata"]["labels"].pop(
+            "app.kubernetes.io/component"
+        ),
+        "Service/glossator-agent",
+        "labels",
+    ),
+    "a new label in an immutable selector": (
+        lambda o: _set(
+            _find(o, "Deployment", "glossator-retrieval")["spec"]["selector"]["matchLabels"],
+            **{"app.kubernetes.io/component": "retrieval"},
+        ),
+        "Deployment/glossator-retrieval",
+        "labels",
+    ),
+    "probes on the TLS service port": (
+        lambda o: _set(
+            _container(o, "Deployment", "glossator-validation")["livenessProbe"]["grpc"], port=50053
+        ),
+        "Deployment/glossator-validation",
+        "probe-target",
+    ),
+    "TLS without a health port": (
+        lambda o: _find(o, "ConfigMap", "glossator-config-")["data"].pop("GLOSSATOR_AGENT_HEALTH_PORT"),
+        "Deployment/glossator-agent",
+        "probe-target",
+    ),
+    "Redis open without a password": (
+        lambda o: _set(
+            _find(o, "ConfigMap", "glossator-redis-config-")["data"],
+            **{
+                "redis.conf": "appendonly yes\nappendfsync everysec\nmaxmemory-policy noeviction\nprotected-mode no\n"
+            },
+        ),
+        "StatefulSet/glossator-redis",
+        "redis",
+    ),
+    "the agent without Redis' password": (
+        lambda o: _container(o, "Deployment", "glossator-agent")["env"].remove(
+            next(
+                e
+                for e in _container(o, "Deployment", "glossator-agent")["env"]
+                if e["name"] == "GLOSSATOR_AGENT_REDIS_PASSWORD"
+            )
+        ),
+        "Deployment/glossator-agent",
+        "sessions",
+    ),
+    "an optional Redis password in prod": (
+        lambda o: _set(
+            next(
+                e
+                for e in _container(o, "StatefulSet", "glossator-redis")["env"]
+                if e["name"] == "REDISCLI_AUTH"
+            )["valueFrom"]["secretKeyRef"],
+            optional=True,
+        ),
+        "StatefulSet/glossator-redis",
+        "prod-secrets",
+    ),
+    "a TLS-only Redis dialled in plaintext": (
+        lambda o: _set(
+            _find(o, "ConfigMap", "glossator-config-")["data"],
+            GLOSSATOR_AGENT_REDIS_URL="redis://glossator-redis.glossator.svc.cluster.local:6379/0",
+        ),
+        "Deployment/glossator-agent",
+        "sessions",
+    ),
     "more copies than Qdrant nodes": (
         lambda o: _set(
             _find(o, "ConfigMap", "glossator-qdrant-config-")["data"],
@@ -500,13 +625,20 @@ BREAKAGES: dict[str, tuple[Breakage, str, str]] = {
 }
 
 
-# Broken in prod rather than dev (dev has no autoscalers).
-IN_PROD = {"HPA of a missing Deployment"}
+# Broken in prod, or with every component, rather than dev (dev has no autoscalers, no TLS).
+IN_ALL_COMPONENTS = {"a TLS-only Redis dialled in plaintext"}
+IN_PROD = {
+    "HPA of a missing Deployment",
+    "an optional Redis password in prod",
+    "probes on the TLS service port",
+    "TLS without a health port",
+}
 
 
 @pytest.mark.parametrize("breakage", BREAKAGES)
 def test_checker_names_the_object_and_rule_of_each_broken_invariant(breakage: str) -> None:
-    path, profile = TARGETS["prod" if breakage in IN_PROD else "dev"]
+    target = "prod" if breakage in IN_PROD else "all-components" if breakage in IN_ALL_COMPONENTS else "dev"
+    path, profile = TARGETS[target]
     objects = rendered(path)
     assert not check(objects, profile)
     breaks, obj, rule = BREAKAGES[breakage]

@@ -58,12 +58,15 @@ class RedisSessionStore(SessionStore):
         key_prefix: str = DEFAULT_KEY_PREFIX,
         clock: Clock = utc_now,
         timeout_seconds: float = 2.0,
+        password: str | None = None,
     ) -> None:
+        """`password` AUTHs every connection, unless the URL carries one of its own."""
         super().__init__(config or SessionConfig(), clock)
         # A few quick retries ride out a failover; then callers get Unavailable within a second or
         # two instead of redis-py's default of ten retries.
         self._redis = Redis.from_url(
             url,
+            password=password,
             decode_responses=True,
             socket_connect_timeout=timeout_seconds,
             socket_timeout=timeout_seconds,
@@ -85,10 +88,18 @@ class RedisSessionStore(SessionStore):
         key_prefix: str = DEFAULT_KEY_PREFIX,
         clock: Clock = utc_now,
         timeout_seconds: float = 2.0,
+        password: str | None = None,
     ) -> RedisSessionStore:
-        """Connects and pings, so a wrong URL or a server that is down shows at startup, and warns
-        when the server would lose the sessions on a restart."""
-        store = cls(url, config, key_prefix=key_prefix, clock=clock, timeout_seconds=timeout_seconds)
+        """Connects and pings, so a wrong URL, a wrong password or a server that is down shows at
+        startup, and warns when the server would lose the sessions on a restart."""
+        store = cls(
+            url,
+            config,
+            key_prefix=key_prefix,
+            clock=clock,
+            timeout_seconds=timeout_seconds,
+            password=password,
+        )
         try:
             with store._errors():
                 await store._redis.ping()
