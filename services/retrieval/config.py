@@ -71,11 +71,26 @@ class RetrievalSettings(ServiceSettings):
     max_collections: int = Field(
         100, ge=1, description="Collections this server holds; an Ingest into one more is RESOURCE_EXHAUSTED."
     )
+    open_collections_memory_mb: int = Field(
+        1024,
+        ge=100,
+        description="Memory the embedded store's open collections may take, each counted as 70 MB plus its "
+        "segment files: opening one more first closes the least recently used idle ones, and when those in use "
+        "fill it the call is RESOURCE_EXHAUSTED (edge backend; keep it below the memory limit minus about 500 MB).",
+    )
     collection_idle_seconds: float = Field(
         600.0,
         ge=0,
         description="A collection no call has used for this long is closed, freeing its threads and memory, "
         "and reopened from disk by the next call (edge backend; 0: collections stay open).",
+    )
+    min_free_disk_mb: int = Field(
+        256,
+        ge=0,
+        description="Free space the embedded store keeps on the data directory's disk: an Ingest that would "
+        "leave less is RESOURCE_EXHAUSTED 'disk full' (the store dies by SIGBUS on a full disk) while Search "
+        "goes on; a start with less serves read-only. A new collection needs 96 MB more, and the store's logs grow "
+        "by 32 MB: keep it above 64 (0: no check; the qdrant backend is not checked).",
     )
     max_concurrent_ingests: int = Field(
         4,

@@ -18,6 +18,7 @@ import numpy as np
 
 from services.common.errors import Aborted
 from services.common.metrics import count_embedded, count_ingested, observe_stage
+from services.retrieval.disk_space import DiskReserve
 from services.retrieval.embed import EmbeddingProvider
 from services.retrieval.ingest import (
     RULES_VERSION,
@@ -110,8 +111,10 @@ class Indexer:
         count_tokens,
         chunking: ChunkingConfig,
         embed_sentences: bool = True,
+        disk: DiskReserve | None = None,
     ) -> None:
         self._store = store
+        self._disk = disk
         self._embedder = embedder
         self._count_tokens = count_tokens
         self._chunking = chunking
@@ -292,6 +295,8 @@ class Indexer:
         if prepared.record is None:
             return prepared.outcome, 0, 0
         points = prepared.points()
+        if self._disk is not None:
+            await asyncio.to_thread(self._disk.check, _write_bytes(points))
         await asyncio.to_thread(self._store.upsert_chunks, collection, points)
         deleted = await asyncio.to_thread(
             self._store.delete_chunks_except,
@@ -408,6 +413,19 @@ def _count(
     """Into the run's totals (its client's progress) and the process's metrics (its operators')."""
     totals.count(outcome, written, deleted)
     count_ingested(collection, outcome.status, written, deleted)
+
+
+def _write_bytes(points: list[ChunkPoint]) -> int:
+    """A generous guess of the disk a document's points take: the write-ahead log and then a
+    segment each hold the vectors and the payload (about three copies of the text)."""
+    one_copy = sum(
+        point.dense.nbytes
+        + (point.sentences.vectors.nbytes if point.sentences is not None else 0)
+        + 3 * len(point.chunk.text.encode("utf-8", "surrogatepass"))
+        + 4096
+        for point in points
+    )
+    return 2 * one_copy
 
 
 def _stored(draft: ChunkDraft, indexed_at: datetime) -> Chunk:

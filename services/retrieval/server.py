@@ -10,6 +10,7 @@ from services.common.embedding import count_tokens
 from services.common.logging import get_logger
 from services.common.server import GlossatorServer, create_server
 from services.retrieval.config import RetrievalSettings
+from services.retrieval.disk_space import MB, DiskReserve
 from services.retrieval.embed import EmbeddingProvider, LocalEmbeddingProvider, OpenAIEmbeddingProvider
 from services.retrieval.indexer import ChunkingConfig, Indexer
 from services.retrieval.search import Searcher
@@ -50,11 +51,31 @@ async def _close_idle_forever(store: VectorStore, idle_seconds: float) -> None:
             log.info("collection_closed", collection=name, idle_seconds=idle_seconds)
 
 
+def _disk_reserve(settings: RetrievalSettings) -> DiskReserve | None:
+    """The embedded store's disk reserve (a Qdrant server keeps its own disk); a start on a disk
+    already under it says so: Search is served, Ingest refused until space is freed."""
+    if settings.backend != "edge" or not settings.min_free_disk_mb:
+        return None
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    disk = DiskReserve(settings.data_dir, settings.min_free_disk_mb * MB)
+    if disk.is_short():
+        log.warning(
+            "disk_full_read_only",
+            free_mb=round(disk.free_bytes() / MB),
+            reserve_mb=settings.min_free_disk_mb,
+            data_dir=str(settings.data_dir),
+        )
+    return disk
+
+
 async def build_server(settings: RetrievalSettings | None = None) -> tuple[GlossatorServer, int]:
     settings = settings or RetrievalSettings()
+    disk = _disk_reserve(settings)
     store = open_store(
         settings.backend,
         edge_dir=settings.data_dir / "qdrant",
+        room_to_open=disk.check_room_to_open if disk is not None else None,
+        memory_budget_bytes=settings.open_collections_memory_mb * MB,
         qdrant_url=settings.qdrant_url,
         qdrant_api_key=settings.qdrant_api_key,
         timeout_seconds=settings.qdrant_timeout_seconds,
@@ -68,11 +89,11 @@ async def build_server(settings: RetrievalSettings | None = None) -> tuple[Gloss
         max_front_matter_bytes=settings.max_front_matter_bytes,
     )
     # Chunk budgets are counted with the local model's tokenizer, whichever model embeds.
-    indexer = Indexer(store, embedder, count_tokens, chunking, settings.embed_sentences)
+    indexer = Indexer(store, embedder, count_tokens, chunking, settings.embed_sentences, disk)
     searcher = Searcher(
         store, embedder, settings.query_cache_size, settings.embed_batch_size, settings.embed_batch_wait_ms
     )
-    servicer = RetrievalServicer(store, indexer, searcher, settings)
+    servicer = RetrievalServicer(store, indexer, searcher, settings, disk)
 
     def register(server) -> list[str]:
         retrieval_pb2_grpc.add_RetrievalServiceServicer_to_server(servicer, server)

@@ -12,6 +12,7 @@ from services.common.errors import InvalidArgument, ResourceExhausted, Violation
 from services.common.limits import ConcurrencyLimit
 from services.common.wire import collection_name, timestamp
 from services.retrieval.config import RetrievalSettings
+from services.retrieval.disk_space import NEW_COLLECTION_BYTES, DiskReserve
 from services.retrieval.indexer import DocumentOutcome, Indexer, IngestTotals
 from services.retrieval.ingest import SourceDocument, SourceError, clip_error, link_problem
 from services.retrieval.ingest_limits import paced
@@ -49,9 +50,15 @@ _STATUSES = {
 
 class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
     def __init__(
-        self, store: VectorStore, indexer: Indexer, searcher: Searcher, settings: RetrievalSettings
+        self,
+        store: VectorStore,
+        indexer: Indexer,
+        searcher: Searcher,
+        settings: RetrievalSettings,
+        disk: DiskReserve | None = None,
     ) -> None:
         self._store = store
+        self._disk = disk
         self._indexer = indexer
         self._searcher = searcher
         self._settings = settings
@@ -131,6 +138,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         collection = collection_name(options.collection, v)
         _check_link(v, "options.base_url", options.base_url)
         v.raise_if_any()
+        if self._disk is not None:
+            await asyncio.to_thread(self._check_disk_for, collection)
         await asyncio.to_thread(self._check_room_for, collection)
         pending = [first] if first.HasField("document") else []
         items = self._source_documents(pending, requests)
@@ -150,6 +159,12 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
                     )
         finally:  # documents written before a failure or a cut-off stay: the collection changed
             self._searcher.forget(collection)
+
+    def _check_disk_for(self, collection: str) -> None:
+        """Room for what this ingest writes first: a new collection's files, or nothing yet (each
+        document's write is checked before it is made)."""
+        creating = collection not in self._store.list_collections()
+        self._disk.check(NEW_COLLECTION_BYTES if creating else 0)
 
     def _check_room_for(self, collection: str) -> None:
         """A new collection only while the server holds fewer than max_collections (concurrent

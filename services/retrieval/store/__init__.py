@@ -8,6 +8,7 @@ The backends are imported only when opened, so importing the domain types stays 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from services.retrieval.store.base import (
@@ -51,12 +52,17 @@ def open_store(
     qdrant_url: str = "",
     qdrant_api_key: str = "",
     timeout_seconds: float = 10.0,
+    room_to_open: Callable[[int], None] | None = None,
+    memory_budget_bytes: int | None = None,
 ) -> VectorStore:
-    """The store the settings ask for: "edge" in edge_dir, or "qdrant" at qdrant_url."""
+    """The store the settings ask for: "edge" in edge_dir, or "qdrant" at qdrant_url.
+
+    room_to_open(bytes) raises when the embedded engine could not open a collection's files;
+    memory_budget_bytes bounds what its open collections take (see edge)."""
     if backend == "edge":
         from services.retrieval.store.edge import EdgeStore
 
-        return EdgeStore(edge_dir)
+        return EdgeStore(edge_dir, room_to_open, memory_budget_bytes)
     if backend == "qdrant":
         from services.retrieval.store.qdrant import QdrantClientStore
 

@@ -9,8 +9,10 @@ A shard's WAL is locked by the process that opens it: each shard is opened once 
 shared by all threads (the engine synchronises reads and writes itself), and a second process on
 the same data directory gets Unavailable.
 
-An open collection holds about 16 engine threads and 70 MB, so close_idle closes the collections
-no operation has used for a while; the next operation reopens them from disk.
+An open collection holds about 16 engine threads and 70 MB (100 open took 6.9 GB and 1,507
+threads), plus the part of its files it maps. So close_idle closes the collections no operation
+has used for a while, and opening one past the memory budget first closes the least recently used
+idle ones; the next operation reopens them from disk.
 """
 
 from __future__ import annotations
@@ -19,18 +21,24 @@ import contextlib
 import functools
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import qdrant_edge as qe
 
-from services.common.errors import Unavailable, collection_not_found
+from services.common.errors import ResourceExhausted, Unavailable, collection_not_found
 from services.retrieval.store import layout
 from services.retrieval.store.engine import EngineStore, NewPoint, Part, ScoredPoint, StoredPoint
 from services.retrieval.store.query import Condition, HasId, Leg, Match, MatchAny, Prefix, Request, Where
 
 _CONFIG_FILE = "edge_config.json"
+MB = 1024 * 1024
+OPEN_SHARD_BYTES = 40 * MB
+"""What opening a shard writes: a fresh write-ahead log segment (57 MB for a collection's two)."""
+COLLECTION_MEMORY_BYTES = 70 * MB
+"""An open collection's engine threads and buffers, before its mapped files (measured: 100 open
+collections of a few pages took 6.9 GB)."""
 _SCROLL_PAGE = 1024
 
 
@@ -43,6 +51,7 @@ class _Collection:
         self.shards: dict[Part, qe.EdgeShard] = {}
         self.users = 0
         self.last_used = time.monotonic()
+        self.memory_bytes = 0  # the estimate counted against the budget while shards are open
 
     def close(self) -> None:
         """Flushes and closes the open shards; the caller holds the lock. A shard that fails to
@@ -51,15 +60,24 @@ class _Collection:
             shard.flush()
             shard.close()
             del self.shards[part]
+        self.memory_bytes = 0
 
 
 class EdgeStore(EngineStore):
     backend = "edge"
     search_waits_on_network = False
 
-    def __init__(self, data_dir: str | Path) -> None:
+    def __init__(
+        self,
+        data_dir: str | Path,
+        room_to_open: Callable[[int], None] | None = None,
+        memory_budget_bytes: int | None = None,
+    ) -> None:
         super().__init__()
         self._root = Path(data_dir)
+        self._room_to_open = room_to_open
+        self._memory_budget = memory_budget_bytes
+        self._budget_lock = threading.Lock()
         self._root.mkdir(parents=True, exist_ok=True)
         # Entries are never removed: an operation may hold one it is about to open shards in.
         self._collections: dict[str, _Collection] = {}
@@ -88,7 +106,7 @@ class EdgeStore(EngineStore):
                 path = self._path(name, part)
                 if not (path / _CONFIG_FILE).exists():
                     raise collection_not_found(name)
-                shard = entry.shards[part] = self._open(path, qe.EdgeShard.load, _part_config(part))
+                shard = self._open_part(name, entry, part, qe.EdgeShard.load, _part_config(part))
             entry.users += 1
         try:
             yield shard
@@ -96,6 +114,62 @@ class EdgeStore(EngineStore):
             with entry.lock:
                 entry.users -= 1
                 entry.last_used = time.monotonic()
+
+    def _open_part(self, name: str, entry: _Collection, part: Part, opener: Any, config: Any) -> qe.EdgeShard:
+        """Opens (or creates) a part's shard, the caller holding the entry's lock: first room on the
+        disk for its new log segment (the engine dies by SIGBUS on a full disk), then, for the
+        collection's first open part, room in the memory budget."""
+        if self._room_to_open is not None:
+            self._room_to_open(OPEN_SHARD_BYTES)
+        first = not entry.shards
+        if first:
+            entry.memory_bytes = self._make_memory_room(name)
+        try:
+            shard = entry.shards[part] = self._open(self._path(name, part), opener, config)
+        except Unavailable:
+            if first:
+                entry.memory_bytes = 0
+            raise
+        return shard
+
+    def _make_memory_room(self, name: str) -> int:
+        """The collection's memory estimate, once the open collections leave room for it: the least
+        recently used idle ones are closed first. ResourceExhausted when those in use fill the
+        budget (a collection alone past it still opens: it could never be served otherwise)."""
+        needed = COLLECTION_MEMORY_BYTES + _mapped_bytes(self._root / name)
+        if self._memory_budget is None:
+            return needed
+        with self._budget_lock:
+            others = sorted(
+                (
+                    (other, entry)
+                    for other, entry in self._collections.items()
+                    if other != name and entry.shards
+                ),
+                key=lambda item: item[1].last_used,
+            )
+            used = sum(entry.memory_bytes for _, entry in others)
+            for _other, entry in others:
+                if used + needed <= self._memory_budget:
+                    break
+                if not entry.lock.acquire(blocking=False):  # being opened or closed by another call
+                    continue
+                try:
+                    if entry.shards and not entry.users:
+                        used -= entry.memory_bytes
+                        entry.close()
+                finally:
+                    entry.lock.release()
+            if used and used + needed > self._memory_budget:
+                raise ResourceExhausted(
+                    f"the collections in use take the {self._memory_budget // MB:,} MB the embedded store may "
+                    "keep open (GLOSSATOR_RETRIEVAL_OPEN_COLLECTIONS_MEMORY_MB); retry in a moment"
+                )
+        return needed
+
+    def open_collections(self) -> list[str]:
+        """The collections whose files are open now."""
+        return sorted(name for name, entry in self._collections.items() if entry.shards)
 
     @staticmethod
     def _open(path: Path, opener: Any, *args: Any) -> qe.EdgeShard:
@@ -122,12 +196,11 @@ class EdgeStore(EngineStore):
             for part, (config, indexes) in configs.items():
                 if self._has_part(name, part):
                     continue
-                shard = self._open(self._path(name, part), qe.EdgeShard.create, config)
+                shard = self._open_part(name, entry, part, qe.EdgeShard.create, config)
                 for field, prefix in indexes.items():
                     schema = qe.KeywordIndexParams(prefix=True) if prefix else qe.PayloadSchemaType.Keyword
                     shard.update(qe.UpdateOperation.create_field_index(field, schema))
                 shard.flush()
-                entry.shards[part] = shard
             entry.last_used = time.monotonic()
 
     # -- primitives -------------------------------------------------------------------------
@@ -192,6 +265,17 @@ class EdgeStore(EngineStore):
         for entry in list(self._collections.values()):
             with entry.lock:
                 entry.close()
+
+
+def _mapped_bytes(folder: Path) -> int:
+    """Disk the collection's segments take (what the engine maps and caches), without its logs."""
+    if not folder.is_dir():
+        return 0
+    return sum(
+        path.stat().st_blocks * 512
+        for path in folder.rglob("*")
+        if path.is_file() and "wal" not in path.parts
+    )
 
 
 def _part_config(part: Part, dense_dimensions: int | None = None) -> qe.EdgeConfig:
