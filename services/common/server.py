@@ -21,6 +21,7 @@ import ipaddress
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -151,6 +152,12 @@ def create_server(
         server,
     )
     address = f"{settings.host}:{settings.port}"
+    unavailable = PortUnavailable(
+        f"cannot listen on {address} for the {name} service: another server is using the port, "
+        "or the address is not one of this machine's"
+    )
+    if not _bindable(settings.host, settings.port):
+        raise unavailable  # before gRPC tries: its C core would log its own error line first
     try:
         if settings.tls.serves_tls:
             port = server.add_secure_port(address, server_credentials(settings.tls))
@@ -159,10 +166,7 @@ def create_server(
     except RuntimeError:  # gRPC's "Failed to bind", whatever the cause
         port = 0
     if port == 0:
-        raise PortUnavailable(
-            f"cannot listen on {address} for the {name} service: another server is using the port, "
-            "or the address is not one of this machine's"
-        )
+        raise unavailable
     _warn_if_exposed(name, settings)
     return GlossatorServer(
         name,
@@ -179,6 +183,29 @@ def create_server(
 
 class PortUnavailable(OSError):
     """The server's address cannot be bound (in use, or not local)."""
+
+
+def _bindable(host: str, port: int) -> bool:
+    """Whether a listener could bind host:port now, as gRPC would: at least one of the addresses
+    the host resolves to (gRPC listens on those it can). Port 0 always can; a host that does not
+    resolve is left to gRPC to report."""
+    if port == 0:
+        return True
+    try:
+        addresses = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except OSError:
+        return True
+    for family, kind, protocol, _name, address in addresses:
+        with socket.socket(family, kind, protocol) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC: TIME_WAIT is no use
+            try:
+                probe.bind(address)
+            except OSError:
+                continue
+        return True
+    return False
 
 
 def _warn_if_exposed(name: str, settings: ServiceSettings) -> None:
