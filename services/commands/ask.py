@@ -118,18 +118,21 @@ async def stream_answer(
     out: TextIO | None = None,
     *,
     timeout: float | None = None,
+    name_session: bool = True,
 ) -> agent_pb2.Response:
-    """Prints the answer as it streams, then its sources and verdict; returns the final response.
+    """Prints the answer as it streams, then its sources and verdict (and, with `name_session`,
+    how to continue its session); returns the final response.
 
     The final response's answer is the one that counts (citation markers added, an ungrounded
     answer replaced): `_PlainAnswer` and `_TerminalAnswer` say how each kind of output shows it.
     """
     out = out or sys.stdout
     view = _TerminalAnswer(out) if out.isatty() else _PlainAnswer(out)
+    progress = _Progress()
     response = None
     try:
         async for event in stub.AskStream(request, timeout=default_timeout() if timeout is None else timeout):
-            response = _show(event, view) or response
+            response = progress.show(event, view) or response
     except BaseException:
         view.interrupted()
         raise
@@ -137,6 +140,8 @@ async def stream_answer(
         raise RuntimeError("the stream ended without a completed event")
     view.completed(response)
     print_sources(response, out)
+    if name_session:
+        progress.session(response)
     return response
 
 
@@ -215,25 +220,51 @@ def _heading(response: agent_pb2.Response) -> str:
     return "Replaced answer:" if replaced else "Answer with citations:"
 
 
-def _show(event: agent_pb2.AskStreamResponse, view: _PlainAnswer) -> agent_pb2.Response | None:
-    """Shows one stream event (progress on stderr, answer text in `view`); returns the final
-    response when the event carries it."""
-    kind = event.WhichOneof("event")
-    if kind == "started":
-        started = event.started
-        token = f", --session-token {started.session_token}" if started.session_token else ""
-        print(f"· answering with {started.model} (session {started.session_id}{token})", file=sys.stderr)
-    elif kind == "tool_call":
-        print(f"· {event.tool_call.name} {event.tool_call.arguments}", file=sys.stderr)
-    elif kind == "tool_error":
-        print(f"· {event.tool_error.name} failed: {event.tool_error.message}", file=sys.stderr)
-    elif kind == "retrieval":
-        print(f"· retrieved {len(event.retrieval.chunks)} chunks", file=sys.stderr)
-    elif kind == "answer_delta":
-        view.delta(event.answer_delta.text)
-    elif kind == "completed":
-        return event.completed.response
-    return None
+class _Progress:
+    """The answer's progress lines on stderr. A failed search is shown once the answer goes on: when
+    it ends the answer, the error that follows says it better. The session (and an anonymous one's
+    token) is named only once the answer completed: a first question that failed leaves nothing
+    to continue."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def _flush(self) -> None:
+        if self._held:
+            print(self._held, file=sys.stderr)
+            self._held = ""
+
+    def _say(self, line: str) -> None:
+        self._flush()
+        print(line, file=sys.stderr)
+
+    def show(self, event: agent_pb2.AskStreamResponse, view: _PlainAnswer) -> agent_pb2.Response | None:
+        """Shows one stream event (progress on stderr, answer text in `view`); returns the final
+        response when the event carries it."""
+        kind = event.WhichOneof("event")
+        if kind == "started":
+            self._say(f"· answering with {event.started.model}")
+        elif kind == "tool_call":
+            self._say(f"· {event.tool_call.name} {event.tool_call.arguments}")
+        elif kind == "tool_error":
+            self._flush()
+            self._held = f"· {event.tool_error.name} failed: {event.tool_error.message}"
+        elif kind == "retrieval":
+            self._say(f"· retrieved {len(event.retrieval.chunks)} chunks")
+        elif kind == "answer_delta":
+            self._flush()
+            view.delta(event.answer_delta.text)
+        elif kind == "completed":
+            self._flush()
+            return event.completed.response
+        return None
+
+    def session(self, response: agent_pb2.Response) -> None:
+        token = f" --session-token {response.session_token}" if response.session_token else ""
+        print(
+            f"· session {response.session_id} (continue it: --session {response.session_id}{token})",
+            file=sys.stderr,
+        )
 
 
 def print_sources(response: agent_pb2.Response, out: TextIO | None = None) -> None:
@@ -357,7 +388,10 @@ async def _chat(args: argparse.Namespace) -> int:
                 else:
                     try:
                         response = await stream_answer(
-                            stub, _request(args, question, session_id, session_token), timeout=timeout
+                            stub,
+                            _request(args, question, session_id, session_token),
+                            timeout=timeout,
+                            name_session=not session_id,
                         )
                         session_id, session_token = response.session_id, response.session_token
                     except grpc.aio.AioRpcError as error:

@@ -226,7 +226,10 @@ def explain_rpc_error(error: grpc.aio.AioRpcError, target: str, *, timeout: floa
     reason = info.reason if info is not None else ""
     if reason == Reason.COLLECTION_NOT_FOUND:
         name = info.metadata.get("collection", "")
-        advice = f"error: collection {name!r} does not exist: ingest first (glossator ingest PATH --collection {name})"
+        advice = (
+            f"error: collection {name!r} not found: `glossator collections` lists the collections; "
+            f"ingest to create it (glossator ingest PATH --collection {name})"
+        )
     elif reason == Reason.LLM_REJECTED:
         advice = (
             f"error: {message}\n  The agent's LLM endpoint refused the request: check "

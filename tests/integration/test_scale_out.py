@@ -235,6 +235,6 @@ async def test_serving_on_a_port_in_use_fails_with_a_clear_message(tmp_path):
 
 def test_an_address_not_of_this_machine_is_refused_before_grpc_logs_its_error(capfd):
     """192.0.2.1 (TEST-NET-1) is no address of this machine: binding it fails with no packet sent."""
-    with pytest.raises(PortUnavailable, match="cannot listen on 192.0.2.1:50999 for the validation"):
+    with pytest.raises(PortUnavailable, match=r"cannot listen on 192\.0\.2\.1:50999 for the validation"):
         create_server("validation", ServiceSettings(host="192.0.2.1", port=50999), lambda server: [])
     assert "add_port" not in capfd.readouterr().err
