@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import shutil
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -25,7 +26,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from services.common.errors import Unavailable, collection_not_found
+from services.common.errors import Aborted, Unavailable, collection_not_found
 from services.retrieval.store import layout
 from services.retrieval.store.engine import EngineStore, NewPoint, Part, ScoredPoint, StoredPoint
 from services.retrieval.store.query import Condition, HasId, Leg, Match, MatchAny, Prefix, Request, Where
@@ -129,6 +130,20 @@ class EdgeStore(EngineStore):
                 shard.flush()
                 entry.shards[part] = shard
             entry.last_used = time.monotonic()
+
+    def _drop_part(self, name: str, part: Part) -> None:
+        entry = self._entry(name)
+        with entry.lock:
+            if entry.users:
+                raise Aborted(f"collection {name!r} is being read or written; retry when that is done")
+            shard = entry.shards.pop(part, None)
+            if shard is not None:
+                shard.close()
+            path = self._path(name, part)
+            if path.exists():
+                shutil.rmtree(path)
+            with contextlib.suppress(OSError):  # the collection's folder, once both parts are gone
+                path.parent.rmdir()
 
     # -- primitives -------------------------------------------------------------------------
 
