@@ -39,6 +39,10 @@ COMMANDS = {
         "ask", "add_parsers", "a conversation: one session across questions (/help lists the chat commands)"
     ),
     "sessions": Command("ask", "add_parsers", "list, show or end your sessions"),
+    "collections": Command(
+        "collections", "add_parsers", "list the collections with their counts, or delete one"
+    ),
+    "documents": Command("collections", "add_parsers", "list the documents of a collection, or delete some"),
     "eval": Command("eval", "add_parser", "measure retrieval, grounding or answer quality"),
 }
 

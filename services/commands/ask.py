@@ -311,7 +311,7 @@ def message_dict(message: Message) -> dict:
     return MessageToDict(message, always_print_fields_with_no_presence=True)
 
 
-def _print_json(value: dict) -> None:
+def print_json(value: dict) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False))
 
 
@@ -323,7 +323,7 @@ async def _ask(args: argparse.Namespace) -> int:
             request = _request(args, args.question, args.session, args.session_token)
             if args.json:
                 reply = await stub.Ask(request, timeout=timeout)
-                _print_json(message_dict(reply.response))
+                print_json(message_dict(reply.response))
             else:
                 await stream_answer(stub, request, timeout=timeout)
     except grpc.aio.AioRpcError as error:
@@ -424,7 +424,7 @@ async def _sessions(args: argparse.Namespace) -> int:
     except grpc.aio.AioRpcError as error:
         return explain_rpc_error(error, args.target)
     if args.json:
-        _print_json(message_dict(session))
+        print_json(message_dict(session))
     elif args.action == "show":
         for turn in session.turns:
             print(f"> {turn.query}\n{turn.answer}\n")
@@ -446,7 +446,7 @@ async def _list_sessions(stub: agent_pb2_grpc.AgentServiceStub, args: argparse.N
         if not token:
             break
     if args.json:
-        _print_json({"sessions": [message_dict(s) for s in sessions]})
+        print_json({"sessions": [message_dict(s) for s in sessions]})
     elif not sessions:  # said on stderr, like the progress: stdout holds only rows
         print("no sessions" if args.all else "no sessions (--all includes ended ones)", file=sys.stderr)
     else:

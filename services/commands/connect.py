@@ -258,8 +258,8 @@ def explain_rpc_error(error: grpc.aio.AioRpcError, target: str, *, timeout: floa
         )
     elif code == grpc.StatusCode.PERMISSION_DENIED:
         advice = (
-            f"error: {message}\n  Ingest and DeleteDocuments need an admin token; the service token "
-            "(GLOSSATOR_AUTH_TOKEN) is one."
+            f"error: {message}\n  Ingest, DeleteDocuments and DeleteCollection need an admin token; "
+            "the service token (GLOSSATOR_AUTH_TOKEN) is one."
         )
     elif code == grpc.StatusCode.DEADLINE_EXCEEDED and timeout is not None:
         server_said = "" if message == "Deadline Exceeded" else f" ({message})"

@@ -20,7 +20,20 @@ from services.common.errors import FailedPrecondition, Reason, Unavailable
 from services.common.server import create_server
 from services.common.settings import ServiceSettings
 
-SUBCOMMANDS = ("serve", "up", "demo", "ingest", "search", "ask", "chat", "sessions", "eval", "config")
+SUBCOMMANDS = (
+    "serve",
+    "up",
+    "demo",
+    "ingest",
+    "search",
+    "ask",
+    "chat",
+    "sessions",
+    "collections",
+    "documents",
+    "eval",
+    "config",
+)
 
 
 @pytest.mark.parametrize("command", SUBCOMMANDS)
