@@ -27,7 +27,7 @@ from tests.integration.test_cli import answering, failing, run_cli, scripted_age
 
 def test_the_exit_codes_are_distinct():
     codes = [value for name, value in vars(exit_codes).items() if name.isupper()]
-    assert sorted(codes) == [*range(8), exit_codes.BROKEN_PIPE]
+    assert sorted(codes) == [*range(8), exit_codes.INTERRUPTED, exit_codes.BROKEN_PIPE]
 
 
 @pytest.mark.parametrize(
