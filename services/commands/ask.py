@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import re
 import sys
@@ -93,7 +94,7 @@ def add_parsers(commands) -> None:
         "chat", help="a conversation: one session across questions (/help lists the chat commands)"
     )
     _question_options(chat)
-    chat.set_defaults(func=lambda args: asyncio.run(_chat(args)))
+    chat.set_defaults(func=_chat)
 
     sessions = commands.add_parser("sessions", help="list, show or end your sessions")
     sessions.add_argument("action", choices=("list", "show", "end"))
@@ -333,7 +334,8 @@ async def _ask(args: argparse.Namespace) -> int:
 
 CHAT_HELP = """\
 /help  this list
-/end   end the session and leave (Ctrl-D leaves it open: continue it with ask --session)
+/end   end the session and leave (Ctrl-D or Ctrl-C leaves it open: continue it with ask --session)
+Ctrl-C while an answer streams cancels that answer.
 Anything else is a question about the book; arrow keys edit it and recall earlier ones."""
 
 # A chat command is one word after a slash; "/etc/hosts?" is a question.
@@ -352,58 +354,91 @@ def _line_editing():
     return readline
 
 
-async def _chat(args: argparse.Namespace) -> int:
+def _chat(args: argparse.Namespace) -> int:
+    """The conversation runs its event loop only while a call is made: input() waits on the main
+    thread, where Ctrl-C reaches it. Ctrl-C at the prompt leaves the chat (the session stays open,
+    as with Ctrl-D; exit code 130); Ctrl-C while an answer streams cancels that answer and returns
+    to the prompt."""
     timeout = args.timeout or default_timeout()
-    session_id = session_token = ""
-    readline = _line_editing()
-    try:
-        async with service_channel("agent", args.target, args.embedded) as channel:
-            stub = agent_pb2_grpc.AgentServiceStub(channel)
-            print(
-                "Ask about the book; /end ends the session, Ctrl-D leaves it open, /help lists the commands.",
-                file=sys.stderr,
+    with asyncio.Runner() as runner, contextlib.ExitStack() as closing:
+        try:
+            channels = contextlib.AsyncExitStack()
+            channel = runner.run(
+                channels.enter_async_context(service_channel("agent", args.target, args.embedded))
             )
-            while True:
-                try:
-                    line = await asyncio.to_thread(input, "\n> ")
-                except EOFError:
-                    break
-                question = line.strip()
-                if not question:
-                    continue
-                readline.add_history(question)
-                if question == "/end":
-                    if session_id:
-                        await stub.EndSession(
-                            agent_pb2.EndSessionRequest(
-                                session_id=session_id, user_id=args.user, session_token=session_token
-                            )
-                        )
-                        print(f"session {session_id} ended", file=sys.stderr)
-                    break
-                if question == "/help":
-                    print(CHAT_HELP, file=sys.stderr)
-                elif _CHAT_COMMAND.fullmatch(question):
-                    print(f"unknown command {question}; /help lists the commands", file=sys.stderr)
-                else:
-                    try:
-                        response = await stream_answer(
-                            stub,
-                            _request(args, question, session_id, session_token),
-                            timeout=timeout,
-                            name_session=not session_id,
-                        )
-                        session_id, session_token = response.session_id, response.session_token
-                    except grpc.aio.AioRpcError as error:
-                        if (
-                            exit_code(error) in _ENDS_CHAT
-                            or error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-                        ):
-                            raise
-                        explain_rpc_error(error, args.target, timeout=timeout)
-    except grpc.aio.AioRpcError as error:
-        return explain_rpc_error(error, args.target, timeout=timeout)
-    return exit_codes.OK
+            closing.callback(runner.run, channels.aclose())
+            return _Chat(args, agent_pb2_grpc.AgentServiceStub(channel), runner, timeout).converse()
+        except grpc.aio.AioRpcError as error:
+            return explain_rpc_error(error, args.target, timeout=timeout)
+
+
+class _Chat:
+    """One conversation: its session (from the first answer on) and the turns of its prompt."""
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        stub: agent_pb2_grpc.AgentServiceStub,
+        runner: asyncio.Runner,
+        timeout: float,
+    ) -> None:
+        self.args, self.stub, self.runner, self.timeout = args, stub, runner, timeout
+        self.session_id = self.session_token = ""
+        self.readline = _line_editing()
+
+    def converse(self) -> int:
+        print(
+            "Ask about the book; /end ends the session, Ctrl-D leaves it open (so does Ctrl-C at the "
+            "prompt), /help lists the commands.",
+            file=sys.stderr,
+        )
+        while True:
+            try:
+                line = input("\n> ")
+            except EOFError:
+                return exit_codes.OK
+            except KeyboardInterrupt:
+                left = f": continue it with ask --session {self.session_id}" if self.session_id else ""
+                print(f"\nleft the chat; the session stays open{left}", file=sys.stderr)
+                return exit_codes.INTERRUPTED
+            question = line.strip()
+            if not question:
+                continue
+            self.readline.add_history(question)
+            if question == "/end":
+                self._end()
+                return exit_codes.OK
+            if question == "/help":
+                print(CHAT_HELP, file=sys.stderr)
+            elif _CHAT_COMMAND.fullmatch(question):
+                print(f"unknown command {question}; /help lists the commands", file=sys.stderr)
+            else:
+                self._answer(question)
+
+    def _answer(self, question: str) -> None:
+        args = self.args
+        request = _request(args, question, self.session_id, self.session_token)
+        answer = stream_answer(self.stub, request, timeout=self.timeout, name_session=not self.session_id)
+        try:
+            response = self.runner.run(answer)
+        except KeyboardInterrupt:
+            print("\n(answer cancelled)", file=sys.stderr)
+            return
+        except grpc.aio.AioRpcError as error:
+            if exit_code(error) in _ENDS_CHAT or error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+                raise
+            explain_rpc_error(error, args.target, timeout=self.timeout)
+            return
+        self.session_id, self.session_token = response.session_id, response.session_token
+
+    def _end(self) -> None:
+        if not self.session_id:
+            return
+        request = agent_pb2.EndSessionRequest(
+            session_id=self.session_id, user_id=self.args.user, session_token=self.session_token
+        )
+        self.runner.run(self.stub.EndSession(request))
+        print(f"session {self.session_id} ended", file=sys.stderr)
 
 
 async def _sessions(args: argparse.Namespace) -> int:
