@@ -302,3 +302,23 @@ def test_serve_in_console_format_prints_its_absolute_data_dir_first(tmp_path):
     finally:
         _stop(process)
     assert line == f"data       in {(tmp_path / '.glossator').resolve()}\n"
+
+
+def test_serve_warns_of_an_unknown_variable_and_uses_the_suite_data_dir(tmp_path):
+    env = _environment(
+        GLOSSATOR_RETRIEVAL_PORT=str(free_port()),
+        GLOSSATOR_RETRIEVAL_LOG_FORMAT="console",
+        GLOSSATOR_RETRIEVAL_PROT="50052",  # a typo: ignored by the settings, so warned of
+        GLOSSATOR_DATA_DIR=str(tmp_path / "suite-data"),
+    )
+    process = _glossator("serve", "retrieval", stderr=subprocess.PIPE, cwd=tmp_path, env=env, text=True)
+    try:
+        lines = _Lines(process.stderr)
+        line = lines.wait_for("data ")
+    finally:
+        _stop(process)
+    assert lines.seen[0] == (
+        "warning: GLOSSATOR_RETRIEVAL_PROT is not a Glossator setting and is ignored "
+        "(did you mean GLOSSATOR_RETRIEVAL_PORT?)\n"
+    )
+    assert line == f"data       in {(tmp_path / 'suite-data').resolve()}\n"
