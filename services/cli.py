@@ -307,6 +307,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the innermost subcommand `args` chose (`eval retrieval`'s in `glossator eval
+    retrieval ...`)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(args, action.dest, None) or "")
+            if chosen is not None:
+                return chosen_parser(chosen, args)
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     """Runs one command; a reader of stdout that went away (`| head`) ends it quietly with
     exit_codes.BROKEN_PIPE instead of a BrokenPipeError traceback."""
@@ -322,7 +333,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said with the usage of the (sub)command they were given to, not the top level's
+        chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command not in ("serve", "up"):
         from services.common.logging import configure_logging
 

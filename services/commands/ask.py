@@ -269,8 +269,13 @@ class _Progress:
 
 
 def print_sources(response: agent_pb2.Response, out: TextIO | None = None) -> None:
+    """The sources the answer cites, by the numbers its [n] markers use: the numbers the search
+    gave the passages, so they have gaps when only some are cited (the heading says so)."""
     out = out or sys.stdout
-    if response.sources:
+    numbers = [source.index for source in response.sources]
+    if numbers and numbers != list(range(1, len(numbers) + 1)):
+        print("\nSources (the passages cited, numbered as the search found them):", file=out)
+    elif numbers:
         print("\nSources:", file=out)
     for source in response.sources:
         where = " > ".join(source.section_path) or source.title

@@ -49,10 +49,20 @@ async def test_each_failure_has_its_exit_code(error, expected, json_flag, capsys
     assert code == expected, capsys.readouterr().err
 
 
-def test_a_usage_error_exits_2(capsys):
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["ask", "q", "--no-such-option"], "ask"),
+        (["eval", "retrieval", "--squad", "x", "--bogus"], "eval retrieval"),
+    ],
+)
+def test_a_usage_error_exits_2_with_the_usage_of_its_command(argv, command, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        main(["ask", "q", "--no-such-option"])
+        main(argv)
     assert exit_info.value.code == exit_codes.USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: glossator {command} [-h]")
+    assert f"glossator {command}: error: unrecognized arguments: {argv[-1]}" in err
 
 
 def test_an_unreachable_agent_exits_3(capsys):

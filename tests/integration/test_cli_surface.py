@@ -185,6 +185,33 @@ def test_a_folders_ingest_progress_in_a_pipe_keeps_its_counts_and_ends_its_line(
     assert err.endswith("\n") and "…" not in err
 
 
+def test_eval_retrieval_shows_its_progress_on_stderr(tmp_path, capsys):
+    """Minutes of ingest and search are not silent: each step's counts, on stderr only."""
+    paragraphs = [(text, f"What does {text.split()[0].lower()} do?") for text in PAGES.values()]
+    squad = {
+        "data": [
+            {
+                "title": "Coast",
+                "paragraphs": [
+                    {"context": text, "qas": [{"question": question, "answers": []}]}
+                    for text, question in paragraphs
+                ],
+            }
+        ]
+    }
+    (tmp_path / "squad.json").write_text(json.dumps(squad))
+    code = main(
+        ["eval", "retrieval", "--squad", str(tmp_path / "squad.json"), "--embedded", str(tmp_path / "data")]
+    )
+    captured = capsys.readouterr()
+    assert code == exit_codes.OK
+    lines = captured.err.splitlines()
+    assert any(line.startswith("ingesting SQuAD: 3/3 paragraphs") for line in lines), captured.err
+    for mode in ("hybrid", "dense", "sparse"):
+        assert any(line.startswith(f"searching ({mode}): 3/3 questions") for line in lines), captured.err
+    assert captured.out.startswith("SQuAD: 3 paragraphs, 3 questions")
+
+
 # --- a second ingest into a busy collection ------------------------------------------------------
 
 
