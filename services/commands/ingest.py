@@ -230,7 +230,7 @@ async def _ingest(args: argparse.Namespace) -> int:
                         p = reply.progress
                         progress.update(
                             p.documents_done,
-                            f"{p.chunks_written} chunks · {p.chunks_per_second:.0f} chunks/s · "
+                            f"{p.chunks_written} chunks ({p.chunks_per_second:.0f}/s) · "
                             f"{p.documents_unchanged} skipped · {p.documents_failed} failed",
                         )
                         if (

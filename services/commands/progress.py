@@ -13,14 +13,7 @@ import time
 from types import TracebackType
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import BarColumn, TaskProgressColumn, TextColumn
 from rich.progress import Progress as RichProgress
 
 # A plain line at most this often (and once at the end).
@@ -51,18 +44,16 @@ class Progress:
         self._every = every_seconds
         self._done, self._detail = 0, ""
         self._started = self._said = time.monotonic()
+        # The counts first, the bar last and elastic: a narrow terminal shortens the bar, not them.
         self._bar = RichProgress(
             TextColumn("[bold]{task.description}"),
-            BarColumn(bar_width=None),
+            TextColumn("{task.fields[line]}", markup=False),
             TaskProgressColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[unit]} · {task.fields[detail]}"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
+            BarColumn(bar_width=None),
             console=self._console,
             disable=not self._live,
         )
-        self._task = self._bar.add_task(label, total=total, unit=unit, detail="")
+        self._task = self._bar.add_task(label, total=total, line=self._line())
 
     def __enter__(self) -> Progress:
         self._started = self._said = time.monotonic()
@@ -79,13 +70,17 @@ class Progress:
     def update(self, done: int, detail: str = "") -> None:
         self._done, self._detail = done, detail
         if self._live:
-            self._bar.update(self._task, completed=done, detail=detail)
+            self._bar.update(self._task, completed=done, line=self._line())
         elif not self._quiet and time.monotonic() - self._said >= self._every:
             self._say()
 
-    def _say(self) -> None:
-        self._said = time.monotonic()
+    def _line(self) -> str:
+        """The counts: "12/40 documents · 4 chunks · 0 failed"."""
         counted = f"{self._done}/{self._total}" if self._total is not None else f"{self._done}"
         detail = f" · {self._detail}" if self._detail else ""
+        return f"{counted} {self._unit}{detail}"
+
+    def _say(self) -> None:
+        self._said = time.monotonic()
         elapsed = self._said - self._started
-        print(f"{self._label}: {counted} {self._unit}{detail} ({elapsed:.1f} s)", file=sys.stderr, flush=True)
+        print(f"{self._label}: {self._line()} ({elapsed:.1f} s)", file=sys.stderr, flush=True)
