@@ -180,7 +180,7 @@ def test_a_folders_ingest_progress_in_a_pipe_keeps_its_counts_and_ends_its_line(
     err = capsys.readouterr().err
     assert code == 0
     last = err.splitlines()[-1]
-    assert last.startswith(f"ingesting: {len(PAGES)}/{len(PAGES)} documents · {len(PAGES)} chunks · ")
+    assert last.startswith(f"ingesting: {len(PAGES)}/{len(PAGES)} documents · {len(PAGES)} chunks (")
     assert last.endswith(" s)") and " 0 skipped · 0 failed" in last
     assert err.endswith("\n") and "…" not in err
 
