@@ -148,22 +148,18 @@ async def ingest_folder(
 
 
 async def _write_all(call: grpc.aio.StreamStreamCall, requests: AsyncIterator[Any]) -> None:
-    """Writes the requests and half-closes. A failing source half-closes too, so that the server
-    ends the run cleanly with what it got (stored, skipped by the next run), then raises; being
-    cancelled cancels the call."""
+    """Writes the requests and half-closes; a failing source cancels the call rather than stall
+    it. Never a half-close after a failure: the server would take the run for complete, and with
+    prune delete every document the run did not get to send."""
     try:
-        try:
-            async for request in requests:
-                await call.write(request)
-        except Exception:
-            await call.done_writing()
-            raise
+        async for request in requests:
+            await call.write(request)
         await call.done_writing()
     except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
         # The call ended (a refusal after the headers, e.g. FAILED_PRECONDITION for vectors of
         # another model, while a write was on its way): the reader sees why.
         return
-    except asyncio.CancelledError:
+    except BaseException:
         call.cancel()
         raise
 

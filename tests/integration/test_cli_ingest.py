@@ -46,6 +46,18 @@ async def test_an_unreachable_site_exits_3_with_its_cause_and_creates_no_collect
     assert collection not in await _collections(suite)
 
 
+async def test_a_crawl_that_fails_prunes_nothing(suite, tmp_path, capsys):
+    """The source failed, so the run is not complete: --prune must not take it for the whole site."""
+    collection = f"kept-{uuid.uuid4().hex[:8]}"
+    (tmp_path / "tides.md").write_text("# Tides\n\nTides rise and fall twice a day.")
+    assert await run_cli(["ingest", str(tmp_path), "--collection", collection, *_retrieval(suite)]) == 0
+    sitemap = f"http://127.0.0.1:{free_port()}/sitemap.xml"
+    argv = ["ingest", sitemap, "--collection", collection, "--prune", "--quiet", *_retrieval(suite)]
+    assert await run_cli(argv) == exit_codes.UNREACHABLE
+    stats = await suite.retrieval.Stats(retrieval_pb2.StatsRequest(collection=collection), timeout=10)
+    assert stats.documents == 1
+
+
 def test_a_folder_without_pages_says_which_files_are_read(tmp_path, capsys):
     (tmp_path / "index.rst").write_text("Title\n=====\n")
     (tmp_path / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
