@@ -233,7 +233,7 @@ async def test_serving_on_a_port_in_use_fails_with_a_clear_message(tmp_path):
     assert "add_port" not in second.stderr  # gRPC C core's own error line comes before ours no more
 
 
-def test_an_address_not_of_this_machine_is_refused_before_grpc_logs_its_error(capfd):
+async def test_an_address_not_of_this_machine_is_refused_before_grpc_logs_its_error(capfd):
     """192.0.2.1 (TEST-NET-1) is no address of this machine: binding it fails with no packet sent."""
     with pytest.raises(PortUnavailable, match=r"cannot listen on 192\.0\.2\.1:50999 for the validation"):
         create_server("validation", ServiceSettings(host="192.0.2.1", port=50999), lambda server: [])
