@@ -375,6 +375,9 @@ def _chat(args: argparse.Namespace) -> int:
             return _Chat(args, agent_pb2_grpc.AgentServiceStub(channel), runner, timeout).converse()
         except grpc.aio.AioRpcError as error:
             return explain_rpc_error(error, args.target, timeout=timeout)
+        except KeyboardInterrupt:  # while connecting, or ending the session
+            print("\ninterrupted", file=sys.stderr)
+            return exit_codes.INTERRUPTED
 
 
 class _Chat:
