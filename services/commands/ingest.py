@@ -181,12 +181,18 @@ def _items(args: argparse.Namespace) -> AsyncIterator[SourceDocument | SourceErr
     return async_iter(read_folder(path) if path.is_dir() else [read_file(path)])
 
 
-def _source_problem(source: str) -> tuple[str, int] | None:
+def _source_problem(source: str, prune: bool) -> tuple[str, int] | None:
     """Why a local source cannot be ingested (and the exit code), before anything is sent."""
     path = Path(source)
     if path.is_file():
         if not is_page(path.name):
             return f"{source} is not a file glossator reads: it reads {_READ}", exit_codes.USAGE
+        if prune:
+            return (
+                f"--prune with one file would delete every other document of the collection: "
+                f"prune with the folder that holds {path.name} instead",
+                exit_codes.USAGE,
+            )
         return None
     if not path.is_dir():
         return f"{source} is not a folder, a file or a sitemap URL (http:// or https://)", exit_codes.USAGE
@@ -199,7 +205,7 @@ def _source_problem(source: str) -> tuple[str, int] | None:
 
 async def _ingest(args: argparse.Namespace) -> int:
     console = Console(stderr=True, soft_wrap=True)  # long paths and advice: wrapped by the terminal
-    if not _is_site(args.source) and (problem := _source_problem(args.source)):
+    if not _is_site(args.source) and (problem := _source_problem(args.source, args.prune)):
         message, code = problem
         console.print(f"[red]error:[/] {message}", highlight=False)
         return code
@@ -208,7 +214,7 @@ async def _ingest(args: argparse.Namespace) -> int:
     )
     failures: list[retrieval_pb2.DocumentResult] = []
     summary = None
-    # A folder's page count comes from its listing, so the bar has a total, a percentage and an ETA.
+    # A folder's page count comes from its listing, so the progress has a total and a percentage.
     total = None if _is_site(args.source) else (count_pages(args.source) if Path(args.source).is_dir() else 1)
     try:
         async with service_channel("retrieval", args.target, args.embedded) as channel:

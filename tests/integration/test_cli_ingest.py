@@ -79,6 +79,11 @@ async def test_a_single_file_is_ingested_under_its_name(suite, tmp_path, capsys)
     listed = await suite.retrieval.ListDocuments(retrieval_pb2.ListDocumentsRequest(collection=collection))
     assert [d.source_path for d in listed.documents] == ["lighthouses.md"]
 
+    # One file is not the whole source: pruning with it would delete every other document.
+    prune = ["ingest", str(page), "--collection", collection, "--prune", *_retrieval(suite)]
+    assert await run_cli(prune) == exit_codes.USAGE
+    assert "--prune with one file would delete every other document" in capsys.readouterr().err
+
     (tmp_path / "notes.rst").write_text("Notes\n=====\n")
     assert await run_cli(["ingest", str(tmp_path / "notes.rst"), *_retrieval(suite)]) == exit_codes.USAGE
     assert "is not a file glossator reads: it reads .htm, .html" in capsys.readouterr().err
