@@ -32,6 +32,7 @@ from services.retrieval.store.engine import EngineStore, NewPoint, Part, ScoredP
 from services.retrieval.store.query import Condition, HasId, Leg, Match, MatchAny, Prefix, Request, Where
 
 _CONFIG_FILE = "edge_config.json"
+CLOSE_WAIT_SECONDS = 5.0
 _SCROLL_PAGE = 1024
 
 
@@ -204,9 +205,17 @@ class EdgeStore(EngineStore):
         return sorted(closed)
 
     def close(self) -> None:
+        """Waits (CLOSE_WAIT_SECONDS at most) for the operations still running in worker threads,
+        which a server's shutdown does not stop (an ingest's last optimize): a shard closed under
+        one fails it ("Already borrowed"), and its writes may not be flushed."""
+        deadline = time.monotonic() + CLOSE_WAIT_SECONDS
         for entry in list(self._collections.values()):
-            with entry.lock:
-                entry.close()
+            while True:
+                with entry.lock:
+                    if not entry.users or time.monotonic() >= deadline:
+                        entry.close()
+                        break
+                time.sleep(0.01)
 
 
 def _part_config(part: Part, dense_dimensions: int | None = None) -> qe.EdgeConfig:
