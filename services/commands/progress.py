@@ -35,13 +35,11 @@ class Progress:
         *,
         quiet: bool = False,
         console: Console | None = None,
-        every_seconds: float = PLAIN_EVERY_SECONDS,
     ) -> None:
         self._console = console or Console(stderr=True, soft_wrap=True)
         self._label, self._total, self._unit = label, total, unit
         self._quiet = quiet
         self._live = not quiet and self._console.is_terminal
-        self._every = every_seconds
         self._done, self._detail = 0, ""
         self._started = self._said = time.monotonic()
         # The counts first, the bar last and elastic: a narrow terminal shortens the bar, not them.
@@ -71,7 +69,7 @@ class Progress:
         self._done, self._detail = done, detail
         if self._live:
             self._bar.update(self._task, completed=done, line=self._line())
-        elif not self._quiet and time.monotonic() - self._said >= self._every:
+        elif not self._quiet and time.monotonic() - self._said >= PLAIN_EVERY_SECONDS:
             self._say()
 
     def _line(self) -> str:
