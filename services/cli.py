@@ -39,6 +39,10 @@ COMMANDS = {
         "ask", "add_parsers", "a conversation: one session across questions (/help lists the chat commands)"
     ),
     "sessions": Command("ask", "add_parsers", "list, show or end your sessions"),
+    "collections": Command(
+        "collections", "add_parsers", "list the collections with their counts, or delete one"
+    ),
+    "documents": Command("collections", "add_parsers", "list the documents of a collection, or delete some"),
     "eval": Command("eval", "add_parser", "measure retrieval, grounding or answer quality"),
 }
 
@@ -106,15 +110,28 @@ def documented_settings() -> dict:
     from services.commands.connect import ClientSettings
     from services.common.auth import AuthSettings
     from services.common.embedding import EmbeddingSettings
+    from services.common.settings import SuiteDefaults
     from services.common.tls import TlsSettings
 
     shared = {
+        "suite (every service: the defaults their own settings override)": SuiteDefaults,
         "embedding (the local model, in every service)": EmbeddingSettings,
         "auth (every service and client command)": AuthSettings,
         "tls (every service and client)": TlsSettings,
         "client (every command that connects to a running suite)": ClientSettings,
     }
     return {**_settings_classes(), **shared}
+
+
+def unknown_settings() -> list[str]:
+    """A warning for each GLOSSATOR_* variable of the environment (and of ./.env, which the
+    settings read too) that no setting reads, naming the nearest known one."""
+    from dotenv import dotenv_values
+
+    from services.common.config_doc import unknown_variable_warnings, variable_names
+
+    environment = {**dotenv_values(".env"), **os.environ}
+    return unknown_variable_warnings(environment, variable_names(documented_settings()))
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -125,6 +142,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     settings = _settings_classes()[args.service]()
     configure_logging(settings.log_level, settings.log_format)
     say = _Announcer(settings.log_format)
+    say.unknown_settings(unknown_settings())
     say.data_dirs({args.service: settings})
 
     async def main() -> None:
@@ -145,6 +163,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
     log_format = args.log_format or ("console" if sys.stderr.isatty() else "json")
     configure_logging(suite_settings.agent.log_level, log_format)
     say = _Announcer(log_format)
+    say.unknown_settings(unknown_settings())
     say.data_dirs(services)
 
     async def main() -> None:
@@ -197,13 +216,17 @@ class _Announcer:
     def __init__(self, log_format: str) -> None:
         self._json = log_format == "json"
 
-    def _say(self, text: str, event: str, **fields) -> None:
+    def _say(self, text: str, event: str, level: str = "info", **fields) -> None:
         if self._json:
             from services.common.logging import get_logger
 
-            get_logger("glossator.cli").info(event, **fields)
+            getattr(get_logger("glossator.cli"), level)(event, **fields)
         else:
             print(text, file=sys.stderr, flush=True)
+
+    def unknown_settings(self, warnings: list[str]) -> None:
+        for warning in warnings:
+            self._say(f"warning: {warning}", "unknown_setting", "warning", message=warning)
 
     def data_dirs(self, services: dict) -> None:
         """Where the data goes, made absolute: a relative GLOSSATOR_*_DATA_DIR (the default
@@ -237,6 +260,8 @@ def _cmd_config(_args: argparse.Namespace) -> int:
     from services.common.config_doc import config_reference, validation_problems
 
     classes = documented_settings()
+    for warning in unknown_settings():
+        print(f"warning: {warning}", file=sys.stderr)
     try:
         print(config_reference(classes, effective=True), end="")
     except ValidationError as error:
@@ -282,6 +307,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the innermost subcommand `args` chose (`eval retrieval`'s in `glossator eval
+    retrieval ...`)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(args, action.dest, None) or "")
+            if chosen is not None:
+                return chosen_parser(chosen, args)
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     """Runs one command; a reader of stdout that went away (`| head`) ends it quietly with
     exit_codes.BROKEN_PIPE instead of a BrokenPipeError traceback."""
@@ -297,7 +333,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said with the usage of the (sub)command they were given to, not the top level's
+        chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command not in ("serve", "up"):
         from services.common.logging import configure_logging
 

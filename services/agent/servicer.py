@@ -127,6 +127,16 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         if not session_id or user_id != ANONYMOUS:
             return
         if not token:
+            if await self._sessions.owner(session_id) not in (None, ANONYMOUS):
+                raise InvalidArgument(
+                    [
+                        FieldViolation(
+                            "user_id",
+                            f"is required: session {session_id} belongs to a named user; pass that "
+                            "user's id (the CLI's --user)",
+                        )
+                    ]
+                )
             raise InvalidArgument(
                 [
                     FieldViolation(

@@ -152,15 +152,22 @@ FAILURE_PREFIX = "retrieval failed:"
 
 
 def failure_message(reason: str) -> str:
-    return f"{FAILURE_PREFIX} {reason}; answer that you cannot search the book right now"
+    """What the model is told when a search failed: the failure, and what to answer."""
+    return f"{failure_report(reason)}; answer that you cannot search the book right now"
+
+
+def failure_report(reason: str) -> str:
+    """What the client is told (a ToolError event): the failure alone, no instruction to the model."""
+    return f"{FAILURE_PREFIX} {reason}"
 
 
 def _bad_arguments(context: RunContextWrapper[AskContext], error: Exception) -> str:
     """Malformed arguments from the model are its mistake to fix, not a crash; anything else is a bug."""
     if not isinstance(error, ModelBehaviorError) or not isinstance(context, ToolContext):
         raise error
-    message = f'invalid arguments for {TOOL_NAME} ({error}); call it again with a JSON object such as {{"query": "..."}}'
-    context.context.record(context, time.perf_counter(), message, error=message)
+    problem = f"invalid arguments for {TOOL_NAME} ({error})"
+    message = f'{problem}; call it again with a JSON object such as {{"query": "..."}}'
+    context.context.record(context, time.perf_counter(), message, error=problem)
     return message
 
 
@@ -197,8 +204,9 @@ async def search(context: ToolContext[AskContext], query: str, section: str | No
     started = time.perf_counter()
     remaining = state.deadline - time.monotonic()
     if remaining < MIN_CALL_SECONDS:
-        message = failure_message("the request's deadline has passed")
-        state.record(context, started, message, error=message)
+        reason = "the request's deadline has passed"
+        message = failure_message(reason)
+        state.record(context, started, message, error=failure_report(reason))
         if not state.outputs:
             raise DeadlineExceeded("the request's deadline passed before the book could be searched")
         return message
@@ -216,8 +224,9 @@ async def search(context: ToolContext[AskContext], query: str, section: str | No
             remaining = state.deadline - time.monotonic()
             response = await state.retrieval.Search(request, timeout=min(state.call_timeout_s, remaining))
     except grpc.aio.AioRpcError as error:
-        message = failure_message(f"{error.code().name}: {error.details() or 'no details'}")
-        state.record(context, started, message, error=message)
+        reason = f"{error.code().name}: {error.details() or 'no details'}"
+        message = failure_message(reason)
+        state.record(context, started, message, error=failure_report(reason))
         fatal = None if state.outputs else _run_stopping(error, state)
         if fatal is not None:
             raise fatal from error

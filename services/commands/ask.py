@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import re
 import sys
@@ -93,7 +94,7 @@ def add_parsers(commands) -> None:
         "chat", help="a conversation: one session across questions (/help lists the chat commands)"
     )
     _question_options(chat)
-    chat.set_defaults(func=lambda args: asyncio.run(_chat(args)))
+    chat.set_defaults(func=_chat)
 
     sessions = commands.add_parser("sessions", help="list, show or end your sessions")
     sessions.add_argument("action", choices=("list", "show", "end"))
@@ -118,18 +119,21 @@ async def stream_answer(
     out: TextIO | None = None,
     *,
     timeout: float | None = None,
+    name_session: bool = True,
 ) -> agent_pb2.Response:
-    """Prints the answer as it streams, then its sources and verdict; returns the final response.
+    """Prints the answer as it streams, then its sources and verdict (and, with `name_session`,
+    how to continue its session); returns the final response.
 
     The final response's answer is the one that counts (citation markers added, an ungrounded
     answer replaced): `_PlainAnswer` and `_TerminalAnswer` say how each kind of output shows it.
     """
     out = out or sys.stdout
     view = _TerminalAnswer(out) if out.isatty() else _PlainAnswer(out)
+    progress = _Progress()
     response = None
     try:
         async for event in stub.AskStream(request, timeout=default_timeout() if timeout is None else timeout):
-            response = _show(event, view) or response
+            response = progress.show(event, view) or response
     except BaseException:
         view.interrupted()
         raise
@@ -137,6 +141,8 @@ async def stream_answer(
         raise RuntimeError("the stream ended without a completed event")
     view.completed(response)
     print_sources(response, out)
+    if name_session:
+        progress.session(response)
     return response
 
 
@@ -215,30 +221,61 @@ def _heading(response: agent_pb2.Response) -> str:
     return "Replaced answer:" if replaced else "Answer with citations:"
 
 
-def _show(event: agent_pb2.AskStreamResponse, view: _PlainAnswer) -> agent_pb2.Response | None:
-    """Shows one stream event (progress on stderr, answer text in `view`); returns the final
-    response when the event carries it."""
-    kind = event.WhichOneof("event")
-    if kind == "started":
-        started = event.started
-        token = f", --session-token {started.session_token}" if started.session_token else ""
-        print(f"· answering with {started.model} (session {started.session_id}{token})", file=sys.stderr)
-    elif kind == "tool_call":
-        print(f"· {event.tool_call.name} {event.tool_call.arguments}", file=sys.stderr)
-    elif kind == "tool_error":
-        print(f"· {event.tool_error.name} failed: {event.tool_error.message}", file=sys.stderr)
-    elif kind == "retrieval":
-        print(f"· retrieved {len(event.retrieval.chunks)} chunks", file=sys.stderr)
-    elif kind == "answer_delta":
-        view.delta(event.answer_delta.text)
-    elif kind == "completed":
-        return event.completed.response
-    return None
+class _Progress:
+    """The answer's progress lines on stderr. A failed search is shown once the answer goes on: when
+    it ends the answer, the error that follows says it better. The session (and an anonymous one's
+    token) is named only once the answer completed: a first question that failed leaves nothing
+    to continue."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def _flush(self) -> None:
+        if self._held:
+            print(self._held, file=sys.stderr)
+            self._held = ""
+
+    def _say(self, line: str) -> None:
+        self._flush()
+        print(line, file=sys.stderr)
+
+    def show(self, event: agent_pb2.AskStreamResponse, view: _PlainAnswer) -> agent_pb2.Response | None:
+        """Shows one stream event (progress on stderr, answer text in `view`); returns the final
+        response when the event carries it."""
+        kind = event.WhichOneof("event")
+        if kind == "started":
+            self._say(f"· answering with {event.started.model}")
+        elif kind == "tool_call":
+            self._say(f"· {event.tool_call.name} {event.tool_call.arguments}")
+        elif kind == "tool_error":
+            self._flush()
+            self._held = f"· {event.tool_error.name} failed: {event.tool_error.message}"
+        elif kind == "retrieval":
+            self._say(f"· retrieved {len(event.retrieval.chunks)} chunks")
+        elif kind == "answer_delta":
+            self._flush()
+            view.delta(event.answer_delta.text)
+        elif kind == "completed":
+            self._flush()
+            return event.completed.response
+        return None
+
+    def session(self, response: agent_pb2.Response) -> None:
+        token = f" --session-token {response.session_token}" if response.session_token else ""
+        print(
+            f"· session {response.session_id} (continue it: --session {response.session_id}{token})",
+            file=sys.stderr,
+        )
 
 
 def print_sources(response: agent_pb2.Response, out: TextIO | None = None) -> None:
+    """The sources the answer cites, by the numbers its [n] markers use: the numbers the search
+    gave the passages, so they have gaps when only some are cited (the heading says so)."""
     out = out or sys.stdout
-    if response.sources:
+    numbers = [source.index for source in response.sources]
+    if numbers and numbers != list(range(1, len(numbers) + 1)):
+        print("\nSources (the passages cited, numbered as the search found them):", file=out)
+    elif numbers:
         print("\nSources:", file=out)
     for source in response.sources:
         where = " > ".join(source.section_path) or source.title
@@ -280,7 +317,7 @@ def message_dict(message: Message) -> dict:
     return MessageToDict(message, always_print_fields_with_no_presence=True)
 
 
-def _print_json(value: dict) -> None:
+def print_json(value: dict) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False))
 
 
@@ -292,7 +329,7 @@ async def _ask(args: argparse.Namespace) -> int:
             request = _request(args, args.question, args.session, args.session_token)
             if args.json:
                 reply = await stub.Ask(request, timeout=timeout)
-                _print_json(message_dict(reply.response))
+                print_json(message_dict(reply.response))
             else:
                 await stream_answer(stub, request, timeout=timeout)
     except grpc.aio.AioRpcError as error:
@@ -302,7 +339,8 @@ async def _ask(args: argparse.Namespace) -> int:
 
 CHAT_HELP = """\
 /help  this list
-/end   end the session and leave (Ctrl-D leaves it open: continue it with ask --session)
+/end   end the session and leave (Ctrl-D or Ctrl-C leaves it open: continue it with ask --session)
+Ctrl-C while an answer streams cancels that answer.
 Anything else is a question about the book; arrow keys edit it and recall earlier ones."""
 
 # A chat command is one word after a slash; "/etc/hosts?" is a question.
@@ -321,55 +359,94 @@ def _line_editing():
     return readline
 
 
-async def _chat(args: argparse.Namespace) -> int:
+def _chat(args: argparse.Namespace) -> int:
+    """The conversation runs its event loop only while a call is made: input() waits on the main
+    thread, where Ctrl-C reaches it. Ctrl-C at the prompt leaves the chat (the session stays open,
+    as with Ctrl-D; exit code 130); Ctrl-C while an answer streams cancels that answer and returns
+    to the prompt."""
     timeout = args.timeout or default_timeout()
-    session_id = session_token = ""
-    readline = _line_editing()
-    try:
-        async with service_channel("agent", args.target, args.embedded) as channel:
-            stub = agent_pb2_grpc.AgentServiceStub(channel)
-            print(
-                "Ask about the book; /end ends the session, Ctrl-D leaves it open, /help lists the commands.",
-                file=sys.stderr,
+    with asyncio.Runner() as runner, contextlib.ExitStack() as closing:
+        try:
+            channels = contextlib.AsyncExitStack()
+            channel = runner.run(
+                channels.enter_async_context(service_channel("agent", args.target, args.embedded))
             )
-            while True:
-                try:
-                    line = await asyncio.to_thread(input, "\n> ")
-                except EOFError:
-                    break
-                question = line.strip()
-                if not question:
-                    continue
-                readline.add_history(question)
-                if question == "/end":
-                    if session_id:
-                        await stub.EndSession(
-                            agent_pb2.EndSessionRequest(
-                                session_id=session_id, user_id=args.user, session_token=session_token
-                            )
-                        )
-                        print(f"session {session_id} ended", file=sys.stderr)
-                    break
-                if question == "/help":
-                    print(CHAT_HELP, file=sys.stderr)
-                elif _CHAT_COMMAND.fullmatch(question):
-                    print(f"unknown command {question}; /help lists the commands", file=sys.stderr)
-                else:
-                    try:
-                        response = await stream_answer(
-                            stub, _request(args, question, session_id, session_token), timeout=timeout
-                        )
-                        session_id, session_token = response.session_id, response.session_token
-                    except grpc.aio.AioRpcError as error:
-                        if (
-                            exit_code(error) in _ENDS_CHAT
-                            or error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-                        ):
-                            raise
-                        explain_rpc_error(error, args.target, timeout=timeout)
-    except grpc.aio.AioRpcError as error:
-        return explain_rpc_error(error, args.target, timeout=timeout)
-    return exit_codes.OK
+            closing.callback(runner.run, channels.aclose())
+            return _Chat(args, agent_pb2_grpc.AgentServiceStub(channel), runner, timeout).converse()
+        except grpc.aio.AioRpcError as error:
+            return explain_rpc_error(error, args.target, timeout=timeout)
+        except KeyboardInterrupt:  # while connecting, or ending the session
+            print("\ninterrupted", file=sys.stderr)
+            return exit_codes.INTERRUPTED
+
+
+class _Chat:
+    """One conversation: its session (from the first answer on) and the turns of its prompt."""
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        stub: agent_pb2_grpc.AgentServiceStub,
+        runner: asyncio.Runner,
+        timeout: float,
+    ) -> None:
+        self.args, self.stub, self.runner, self.timeout = args, stub, runner, timeout
+        self.session_id = self.session_token = ""
+        self.readline = _line_editing()
+
+    def converse(self) -> int:
+        print(
+            "Ask about the book; /end ends the session, Ctrl-D leaves it open (so does Ctrl-C at the "
+            "prompt), /help lists the commands.",
+            file=sys.stderr,
+        )
+        while True:
+            try:
+                line = input("\n> ")
+            except EOFError:
+                return exit_codes.OK
+            except KeyboardInterrupt:
+                left = f": continue it with ask --session {self.session_id}" if self.session_id else ""
+                print(f"\nleft the chat; the session stays open{left}", file=sys.stderr)
+                return exit_codes.INTERRUPTED
+            question = line.strip()
+            if not question:
+                continue
+            self.readline.add_history(question)
+            if question == "/end":
+                self._end()
+                return exit_codes.OK
+            if question == "/help":
+                print(CHAT_HELP, file=sys.stderr)
+            elif _CHAT_COMMAND.fullmatch(question):
+                print(f"unknown command {question}; /help lists the commands", file=sys.stderr)
+            else:
+                self._answer(question)
+
+    def _answer(self, question: str) -> None:
+        args = self.args
+        request = _request(args, question, self.session_id, self.session_token)
+        answer = stream_answer(self.stub, request, timeout=self.timeout, name_session=not self.session_id)
+        try:
+            response = self.runner.run(answer)
+        except KeyboardInterrupt:
+            print("\n(answer cancelled)", file=sys.stderr)
+            return
+        except grpc.aio.AioRpcError as error:
+            if exit_code(error) in _ENDS_CHAT or error.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+                raise
+            explain_rpc_error(error, args.target, timeout=self.timeout)
+            return
+        self.session_id, self.session_token = response.session_id, response.session_token
+
+    def _end(self) -> None:
+        if not self.session_id:
+            return
+        request = agent_pb2.EndSessionRequest(
+            session_id=self.session_id, user_id=self.args.user, session_token=self.session_token
+        )
+        self.runner.run(self.stub.EndSession(request))
+        print(f"session {self.session_id} ended", file=sys.stderr)
 
 
 async def _sessions(args: argparse.Namespace) -> int:
@@ -390,7 +467,7 @@ async def _sessions(args: argparse.Namespace) -> int:
     except grpc.aio.AioRpcError as error:
         return explain_rpc_error(error, args.target)
     if args.json:
-        _print_json(message_dict(session))
+        print_json(message_dict(session))
     elif args.action == "show":
         for turn in session.turns:
             print(f"> {turn.query}\n{turn.answer}\n")
@@ -412,7 +489,7 @@ async def _list_sessions(stub: agent_pb2_grpc.AgentServiceStub, args: argparse.N
         if not token:
             break
     if args.json:
-        _print_json({"sessions": [message_dict(s) for s in sessions]})
+        print_json({"sessions": [message_dict(s) for s in sessions]})
     elif not sessions:  # said on stderr, like the progress: stdout holds only rows
         print("no sessions" if args.all else "no sessions (--all includes ended ones)", file=sys.stderr)
     else:

@@ -226,7 +226,10 @@ def explain_rpc_error(error: grpc.aio.AioRpcError, target: str, *, timeout: floa
     reason = info.reason if info is not None else ""
     if reason == Reason.COLLECTION_NOT_FOUND:
         name = info.metadata.get("collection", "")
-        advice = f"error: collection {name!r} does not exist: ingest first (glossator ingest PATH --collection {name})"
+        advice = (
+            f"error: collection {name!r} not found: `glossator collections` lists the collections; "
+            f"ingest to create it (glossator ingest PATH --collection {name})"
+        )
     elif reason == Reason.LLM_REJECTED:
         advice = (
             f"error: {message}\n  The agent's LLM endpoint refused the request: check "
@@ -255,8 +258,8 @@ def explain_rpc_error(error: grpc.aio.AioRpcError, target: str, *, timeout: floa
         )
     elif code == grpc.StatusCode.PERMISSION_DENIED:
         advice = (
-            f"error: {message}\n  Ingest and DeleteDocuments need an admin token; the service token "
-            "(GLOSSATOR_AUTH_TOKEN) is one."
+            f"error: {message}\n  Ingest, DeleteDocuments and DeleteCollection need an admin token; "
+            "the service token (GLOSSATOR_AUTH_TOKEN) is one."
         )
     elif code == grpc.StatusCode.DEADLINE_EXCEEDED and timeout is not None:
         server_said = "" if message == "Deadline Exceeded" else f" ({message})"

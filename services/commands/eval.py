@@ -46,6 +46,7 @@ from services.commands.connect import (
     wrong_service,
 )
 from services.commands.ingest import ingest, ingest_folder
+from services.commands.progress import Progress
 from services.commands.question_file import (
     SPLITS,
     Question,
@@ -140,13 +141,20 @@ def spread(items: list, limit: int) -> list:
     return [items[int(i * step)] for i in range(limit)]
 
 
-async def bounded(concurrency: int, jobs) -> list:
-    """Runs the coroutines with at most `concurrency` in flight; results in order."""
+async def bounded(concurrency: int, jobs, progress: Progress | None = None) -> list:
+    """Runs the coroutines with at most `concurrency` in flight; results in order. `progress`
+    counts the jobs done."""
     gate = asyncio.Semaphore(concurrency)
+    done = 0
 
     async def run(job):
+        nonlocal done
         async with gate:
-            return await job
+            result = await job
+        done += 1
+        if progress is not None:
+            progress.update(done)
+        return result
 
     return await asyncio.gather(*(run(job) for job in jobs))
 
@@ -200,13 +208,18 @@ async def _documents(documents: list[retrieval_pb2.Document], collection: str) -
 
 
 async def ingest_squad(
-    stub: retrieval_pb2_grpc.RetrievalServiceStub, documents: list[retrieval_pb2.Document], collection: str
+    stub: retrieval_pb2_grpc.RetrievalServiceStub,
+    documents: list[retrieval_pb2.Document],
+    collection: str,
+    progress: Progress | None = None,
 ) -> tuple[retrieval_pb2.IngestProgress | None, float]:
     """Ingests the paragraphs (idempotent: a second run skips them all); returns summary and seconds."""
     started = time.perf_counter()
     summary = None
     async for reply in ingest(stub, _documents(documents, collection)):
         summary = reply.summary if reply.HasField("summary") else summary
+        if progress is not None:
+            progress.update(reply.progress.documents_done, f"{reply.progress.documents_unchanged} unchanged")
     return summary, time.perf_counter() - started
 
 
@@ -216,7 +229,8 @@ async def _eval_retrieval(args: argparse.Namespace) -> int:
     try:
         async with service_channel("retrieval", args.target, args.embedded) as channel:
             stub = retrieval_pb2_grpc.RetrievalServiceStub(channel)
-            summary, ingest_s = await ingest_squad(stub, documents, args.collection)
+            with Progress("ingesting SQuAD", len(documents), "paragraphs") as progress:
+                summary, ingest_s = await ingest_squad(stub, documents, args.collection, progress)
             results = {}
             for mode, mode_value in MODES.items():
 
@@ -235,7 +249,9 @@ async def _eval_retrieval(args: argparse.Namespace) -> int:
                     distinct = list(dict.fromkeys(ids))
                     return distinct.index(q.document_id) + 1 if q.document_id in distinct else None
 
-                results[mode] = ranking_figures(await bounded(args.concurrency, (rank(q) for q in questions)))
+                with Progress(f"searching ({mode})", len(questions), "questions") as progress:
+                    ranks = await bounded(args.concurrency, (rank(q) for q in questions), progress)
+                results[mode] = ranking_figures(ranks)
     except grpc.aio.AioRpcError as error:
         return explain_rpc_error(error, args.target)
     results["questions"] = len(questions)
@@ -326,7 +342,8 @@ async def _eval_grounding(args: argparse.Namespace) -> int:
                 )
                 return reply.is_grounded, reply.validation_ms
 
-            replies = await bounded(args.concurrency, (check(case) for case in cases))
+            with Progress("validating", len(cases), "answers") as progress:
+                replies = await bounded(args.concurrency, (check(case) for case in cases), progress)
     except grpc.aio.AioRpcError as error:
         return explain_rpc_error(error, args.target)
     figures = grounding_figures([c.grounded for c in cases], [r[0] for r in replies], [r[1] for r in replies])
@@ -402,7 +419,8 @@ async def _eval_answers(args: argparse.Namespace) -> int:
                         response = event.completed.response
                 return q, response, found
 
-            rows = await bounded(args.concurrency, (ask(q) for q in questions))
+            with Progress("asking", len(questions), "questions") as progress:
+                rows = await bounded(args.concurrency, (ask(q) for q in questions), progress)
     except grpc.aio.AioRpcError as error:
         return explain_rpc_error(error, args.target, timeout=args.timeout)
     figures = answer_figures(rows)

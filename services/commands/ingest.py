@@ -11,23 +11,30 @@ from typing import Any, TypeVar
 
 import grpc
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc
 from services.commands import exit_codes
 from services.commands.connect import add_target_option, explain_rpc_error, service_channel
-from services.retrieval.ingest import SourceDocument, SourceError, crawl_sitemap, read_folder
-from services.retrieval.ingest.sources import count_pages
+from services.commands.progress import Progress
+from services.retrieval.ingest import (
+    SitemapError,
+    SiteUnreachable,
+    SourceDocument,
+    SourceError,
+    crawl_sitemap,
+    read_folder,
+)
+from services.retrieval.ingest.sources import (
+    SOURCE_EXTENSIONS,
+    count_pages,
+    is_page,
+    other_extensions,
+    read_file,
+)
 
 T = TypeVar("T")
+
+_READ = ", ".join(sorted(SOURCE_EXTENSIONS))
 
 # No progress this long after the stream started: the server may be waiting for another ingest
 # into the collection (one at a time), which it does silently, or still on a long first document
@@ -49,7 +56,10 @@ def add_parser(commands) -> None:
         description="Streams documents to the retrieval service. Unchanged documents are skipped; "
         "changed ones replace their old chunks; --prune deletes documents gone from the source.",
     )
-    parser.add_argument("source", help="a folder, or the URL of a sitemap.xml (http:// or https://)")
+    parser.add_argument(
+        "source",
+        help=f"a folder, one file, or the URL of a sitemap.xml (http:// or https://); files read: {_READ}",
+    )
     parser.add_argument("--collection", default="default", help="collection (book) to write into")
     parser.add_argument(
         "--base-url", default="", help="public URL of the folder's root, e.g. https://x.dev/docs/"
@@ -62,7 +72,13 @@ def add_parser(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return asyncio.run(_ingest(args))
+    """Ctrl-C ends the run with a line, not a traceback: what was stored stays, and a run again
+    skips it (the service marks a document done only once it is completely written)."""
+    try:
+        return asyncio.run(_ingest(args))
+    except KeyboardInterrupt:
+        print("\ninterrupted; run again to resume (documents already stored are skipped)", file=sys.stderr)
+        return exit_codes.INTERRUPTED
 
 
 def to_document(item: SourceDocument | SourceError) -> retrieval_pb2.Document:
@@ -132,7 +148,9 @@ async def ingest_folder(
 
 
 async def _write_all(call: grpc.aio.StreamStreamCall, requests: AsyncIterator[Any]) -> None:
-    """Writes the requests and half-closes; a failing source cancels the call rather than stall it."""
+    """Writes the requests and half-closes; a failing source cancels the call rather than stall
+    it. Never a half-close after a failure: the server would take the run for complete, and with
+    prune delete every document the run did not get to send."""
     try:
         async for request in requests:
             await call.write(request)
@@ -159,36 +177,45 @@ def _is_site(source: str) -> bool:
 def _items(args: argparse.Namespace) -> AsyncIterator[SourceDocument | SourceError]:
     if _is_site(args.source):
         return crawl_sitemap(args.source, concurrency=args.concurrency)
-    return async_iter(read_folder(Path(args.source)))
+    path = Path(args.source)
+    return async_iter(read_folder(path) if path.is_dir() else [read_file(path)])
+
+
+def _source_problem(source: str, prune: bool) -> tuple[str, int] | None:
+    """Why a local source cannot be ingested (and the exit code), before anything is sent."""
+    path = Path(source)
+    if path.is_file():
+        if not is_page(path.name):
+            return f"{source} is not a file glossator reads: it reads {_READ}", exit_codes.USAGE
+        if prune:
+            return (
+                f"--prune with one file would delete every other document of the collection: "
+                f"prune with the folder that holds {path.name} instead",
+                exit_codes.USAGE,
+            )
+        return None
+    if not path.is_dir():
+        return f"{source} is not a folder, a file or a sitemap URL (http:// or https://)", exit_codes.USAGE
+    if count_pages(path):
+        return None
+    others = other_extensions(path)
+    found = ", ".join(f"{count} {extension}" for extension, count in others.items()) or "no files"
+    return f"no pages in {source}: glossator reads {_READ} files (found {found})", exit_codes.NOT_FOUND
 
 
 async def _ingest(args: argparse.Namespace) -> int:
     console = Console(stderr=True, soft_wrap=True)  # long paths and advice: wrapped by the terminal
-    if not _is_site(args.source) and not Path(args.source).is_dir():
-        console.print(f"[red]error:[/] {args.source} is not a folder or a sitemap URL")
-        return exit_codes.USAGE
+    if not _is_site(args.source) and (problem := _source_problem(args.source, args.prune)):
+        message, code = problem
+        console.print(f"[red]error:[/] {message}", highlight=False)
+        return code
     options = retrieval_pb2.IngestOptions(
         collection=args.collection, base_url=args.base_url, prune=args.prune
     )
     failures: list[retrieval_pb2.DocumentResult] = []
     summary = None
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(bar_width=None),
-        TaskProgressColumn(),
-        MofNCompleteColumn(),
-        TextColumn(
-            "documents · {task.fields[chunks]} chunks · {task.fields[rate]:.0f} chunks/s · "
-            "{task.fields[skipped]} skipped · {task.fields[failed]} failed"
-        ),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        disable=args.quiet,
-        transient=False,
-    )
-    # A folder's page count comes from its listing, so the bar has a total, a percentage and an ETA.
-    total = None if _is_site(args.source) else count_pages(args.source)
+    # A folder's page count comes from its listing, so the progress has a total and a percentage.
+    total = None if _is_site(args.source) else (count_pages(args.source) if Path(args.source).is_dir() else 1)
     try:
         async with service_channel("retrieval", args.target, args.embedded) as channel:
             stub = retrieval_pb2_grpc.RetrievalServiceStub(channel)
@@ -198,19 +225,15 @@ async def _ingest(args: argparse.Namespace) -> int:
                 f"no progress after {_QUIET_SECONDS:g} s: waiting for another ingest into collection "
                 f"{args.collection!r} to finish, or for a long first document...",
             )
-            with progress:
-                task = progress.add_task("ingesting", total=total, chunks=0, rate=0.0, skipped=0, failed=0)
+            with Progress("ingesting", total, "documents", quiet=args.quiet, console=console) as progress:
                 try:
                     async for reply in ingest(stub, ingest_requests(options, _items(args))):
                         waiting.cancel()
                         p = reply.progress
                         progress.update(
-                            task,
-                            completed=p.documents_done,
-                            chunks=p.chunks_written,
-                            rate=p.chunks_per_second,
-                            skipped=p.documents_unchanged,
-                            failed=p.documents_failed,
+                            p.documents_done,
+                            f"{p.chunks_written} chunks ({p.chunks_per_second:.0f}/s) · "
+                            f"{p.documents_unchanged} skipped · {p.documents_failed} failed",
                         )
                         if (
                             reply.HasField("document")
@@ -221,6 +244,12 @@ async def _ingest(args: argparse.Namespace) -> int:
                             summary = reply.summary
                 finally:
                     waiting.cancel()
+    except SiteUnreachable as error:  # may pass: a scheduler's retry is worth it (exit 3)
+        console.print(f"[red]error:[/] {error}", highlight=False)
+        return exit_codes.UNREACHABLE
+    except SitemapError as error:
+        console.print(f"[red]error:[/] {error}", highlight=False)
+        return exit_codes.NOT_FOUND
     except grpc.aio.AioRpcError as error:
         code = explain_rpc_error(error, args.target)
         if error.code() == grpc.StatusCode.ABORTED:
@@ -245,4 +274,9 @@ async def _ingest(args: argparse.Namespace) -> int:
         f"in {summary.elapsed_ms / 1000:.1f} s",
         file=sys.stdout,
     )
-    return exit_codes.DOCUMENTS_FAILED if summary.documents_failed else exit_codes.OK
+    if summary.documents_failed:
+        return exit_codes.DOCUMENTS_FAILED
+    if not summary.documents_done:  # a sitemap that lists no page (a folder without one never gets here)
+        console.print(f"[red]error:[/] no pages in {args.source}", highlight=False)
+        return exit_codes.NOT_FOUND
+    return exit_codes.OK

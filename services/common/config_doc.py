@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import difflib
+import functools
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,22 +33,69 @@ def _masked(name: str, value: Any) -> str:
     return _shown(value)
 
 
-def _rows(model: type[BaseModel], prefix: str, current: BaseModel | None) -> Iterator[str]:
-    """One row per field; a nested model's fields are set as PREFIX_FIELD__SUBFIELD (nested settings
-    classes have their own prefix and table). With `current`, a column gives its values."""
+def variable_names(settings_classes: dict[str, type[BaseSettings]]) -> set[str]:
+    """Every environment variable the settings classes read (nested fields as PREFIX_FIELD__SUB)."""
+    return {
+        name
+        for settings_class in settings_classes.values()
+        for name, _field, _path in _fields(settings_class, settings_class.model_config.get("env_prefix", ""))
+    }
+
+
+def _fields(
+    model: type[BaseModel], prefix: str, path: tuple[str, ...] = ()
+) -> Iterator[tuple[str, Any, tuple[str, ...]]]:
+    """(environment variable, field, attribute path) of each field a variable sets; nested settings
+    classes have their own prefix and table, so they are left to it."""
     for name, field in model.model_fields.items():
         nested = field.annotation
         if isinstance(nested, type) and issubclass(nested, BaseSettings):
             continue
         if isinstance(nested, type) and issubclass(nested, BaseModel):
-            inner = getattr(current, name) if current is not None else None
-            yield from _rows(nested, f"{prefix}{name.upper()}__", inner)
+            yield from _fields(nested, f"{prefix}{name.upper()}__", (*path, name))
             continue
+        yield f"{prefix}{name.upper()}", field, (*path, name)
+
+
+# GLOSSATOR_* variables read by other programs than the services and commands: the test suite's
+# switches, and the token of the example client (examples/python_client.py).
+_OTHER_READERS = ("GLOSSATOR_TEST_",)
+_OTHER_VARIABLES = frozenset({"GLOSSATOR_TOKEN"})
+
+
+def unknown_variables(environment: Mapping[str, str], known: set[str]) -> list[tuple[str, str | None]]:
+    """The GLOSSATOR_* variables of `environment` that no setting reads (pydantic-settings ignores
+    them in silence: a typo would otherwise go unnoticed), each with the nearest known name."""
+    unknown = []
+    for variable in sorted(environment):
+        name = variable.upper()
+        if not name.startswith("GLOSSATOR_") or name in known or name in _OTHER_VARIABLES:
+            continue
+        if name.startswith(_OTHER_READERS):
+            continue
+        nearest = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+        unknown.append((variable, nearest[0] if nearest else None))
+    return unknown
+
+
+def unknown_variable_warnings(environment: Mapping[str, str], known: set[str]) -> list[str]:
+    """unknown_variables as sentences."""
+    return [
+        f"{variable} is not a Glossator setting and is ignored"
+        + (f" (did you mean {nearest}?)" if nearest else "")
+        for variable, nearest in unknown_variables(environment, known)
+    ]
+
+
+def _rows(model: type[BaseModel], prefix: str, current: BaseModel | None) -> Iterator[str]:
+    """One row per field (a nested model's fields are set as PREFIX_FIELD__SUBFIELD). With
+    `current`, a column gives its values."""
+    for variable, field, path in _fields(model, prefix):
         default = field.get_default(call_default_factory=True)
-        cells = [f"`{prefix}{name.upper()}`", _shown(default)]
+        cells = [f"`{variable}`", _shown(default)]
         if current is not None:
-            value = getattr(current, name)
-            cells.append("(default)" if value == default else _masked(name, value))
+            value = functools.reduce(getattr, path, current)
+            cells.append("(default)" if value == default else _masked(path[-1], value))
         yield f"| {' | '.join(cells)} | {field.description or ''} |"
 
 

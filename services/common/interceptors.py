@@ -119,7 +119,9 @@ class _Call:
         as they are, domain errors become their status, anything else INTERNAL."""
         if isinstance(error, grpc.aio.AbortError):
             raise error
-        if _is_cancellation(error):
+        if _is_cancellation(error) or self.context.cancelled():
+            # Also whatever the handler meets once its client cancelled (a read of a call the
+            # server then stopped under it): the call ended with the client, not in error.
             self.cancelled = True
             raise error
         trailer = ((REQUEST_ID_KEY, self.request_id),)

@@ -24,6 +24,7 @@ import ipaddress
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -161,14 +162,15 @@ def create_server(
         server,
     )
     credentials = server_credentials(settings.tls) if settings.tls.serves_tls else None
-    port = _bind(server, f"{settings.host}:{settings.port}", credentials, f"the {name} service")
+    port = _bind(server, settings.host, settings.port, credentials, f"the {name} service")
     health_server, health_port = None, None
     if settings.health_port is not None:
         health_server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, health_server)
         health_port = _bind(
             health_server,
-            f"{settings.host}:{settings.health_port}",
+            settings.host,
+            settings.health_port,
             None,
             f"the {name} service's health checks",
         )
@@ -193,9 +195,17 @@ class PortUnavailable(OSError):
 
 
 def _bind(
-    server: grpc.aio.Server, address: str, credentials: grpc.ServerCredentials | None, what: str
+    server: grpc.aio.Server, host: str, port: int, credentials: grpc.ServerCredentials | None, what: str
 ) -> int:
-    """Adds the port (TLS with `credentials`, else plaintext); PortUnavailable when it cannot."""
+    """Adds the port (TLS with `credentials`, else plaintext); PortUnavailable when it cannot,
+    checked before gRPC tries (its C core would log its own error line first)."""
+    address = f"{host}:{port}"
+    unavailable = PortUnavailable(
+        f"cannot listen on {address} for {what}: another server is using the port, "
+        "or the address is not one of this machine's"
+    )
+    if not _bindable(host, port):
+        raise unavailable
     try:
         if credentials is not None:
             port = server.add_secure_port(address, credentials)
@@ -204,11 +214,31 @@ def _bind(
     except RuntimeError:  # gRPC's "Failed to bind", whatever the cause
         port = 0
     if port == 0:
-        raise PortUnavailable(
-            f"cannot listen on {address} for {what}: another server is using the port, "
-            "or the address is not one of this machine's"
-        )
+        raise unavailable
     return port
+
+
+def _bindable(host: str, port: int) -> bool:
+    """Whether a listener could bind host:port now, as gRPC would: at least one of the addresses
+    the host resolves to (gRPC listens on those it can). Port 0 always can; a host that does not
+    resolve is left to gRPC to report."""
+    if port == 0:
+        return True
+    try:
+        addresses = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except OSError:
+        return True
+    for family, kind, protocol, _name, address in addresses:
+        with socket.socket(family, kind, protocol) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC: TIME_WAIT is no use
+            try:
+                probe.bind(address)
+            except OSError:
+                continue
+        return True
+    return False
 
 
 def _warn_if_exposed(name: str, settings: ServiceSettings) -> None:

@@ -6,13 +6,28 @@ Settings are read once at start-up (pydantic-settings, from the environment and 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from services.common.auth import AuthSettings
 from services.common.tls import TlsSettings
+
+DEFAULT_DATA_DIR = Path(".glossator")
+
+
+class SuiteDefaults(BaseSettings):
+    """Defaults every service of the suite falls back to (env prefix GLOSSATOR_, no service name):
+    one variable for what most deployments set the same for all three."""
+
+    model_config = SettingsConfigDict(env_prefix="GLOSSATOR_", env_file=".env", extra="ignore")
+
+    data_dir: Path = Field(
+        DEFAULT_DATA_DIR,
+        description="Data directory of every service whose own GLOSSATOR_<SERVICE>_DATA_DIR is unset "
+        "(that one wins).",
+    )
 
 
 class ServiceSettings(BaseSettings):
@@ -75,7 +90,20 @@ class ServiceSettings(BaseSettings):
     log_format: Literal["json", "console"] = Field(
         "json", description="json for machines, console for people."
     )
-    data_dir: Path = Field(Path(".glossator"), description="Where embedded stores keep their files.")
+    data_dir: Path = Field(
+        DEFAULT_DATA_DIR,
+        description="Where embedded stores keep their files; unset: GLOSSATOR_DATA_DIR, else .glossator.",
+    )
     # Shared by every service of a process and by the CLI, so read from their own prefixes.
     auth: AuthSettings = Field(default_factory=AuthSettings, description="GLOSSATOR_AUTH_* settings.")
     tls: TlsSettings = Field(default_factory=TlsSettings, description="GLOSSATOR_TLS_* settings.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _suite_data_dir(cls, values: Any) -> Any:
+        """No data_dir of the service's own: the suite-wide one (GLOSSATOR_DATA_DIR), if set."""
+        if isinstance(values, dict) and values.get("data_dir") is None:
+            suite_dir = SuiteDefaults().data_dir
+            if suite_dir != DEFAULT_DATA_DIR:
+                values = {**values, "data_dir": suite_dir}
+        return values

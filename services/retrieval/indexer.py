@@ -7,6 +7,7 @@ so a run killed anywhere is redone cleanly by the next one (see store.base.Vecto
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import time
@@ -135,7 +136,35 @@ class Indexer:
 
         One ingest per collection at a time: another one waits `lock_wait_seconds` (None: as long as
         it takes) and is then ABORTED, rather than queueing for as long as a slow client holds it.
+        A new collection is created with its first document to write: a run where every document
+        failed (or none came) leaves no empty collection behind.
         """
+        async with self.exclusive(collection, lock_wait_seconds):
+            target = _Target(
+                collection, exists=collection in await asyncio.to_thread(self._store.list_collections)
+            )
+            if target.exists:  # refused now if another model built it, before any work
+                await asyncio.to_thread(self._ensure, collection)
+            totals = IngestTotals()
+            seen: set[str] = set()
+            try:
+                async for outcome, written, deleted in self._pipeline(target, items, base_url):
+                    seen.add(outcome.document_id)
+                    _count(collection, totals, outcome, written, deleted)
+                    yield outcome, totals
+                if prune and target.exists:
+                    async for outcome, deleted in self._prune(collection, seen):
+                        _count(collection, totals, outcome, 0, deleted)
+                        yield outcome, totals
+            finally:
+                if target.exists:
+                    await asyncio.to_thread(self._store.optimize, collection)
+            yield None, totals
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self, collection: str, lock_wait_seconds: float | None = None) -> AsyncIterator[None]:
+        """Holds the collection against every other ingest (or delete) of it in this process,
+        waiting `lock_wait_seconds` at most (None: as long as it takes), then Aborted."""
         lock = self._locks.setdefault(collection, asyncio.Lock())
         try:
             await asyncio.wait_for(lock.acquire(), lock_wait_seconds)
@@ -144,28 +173,15 @@ class Indexer:
                 f"another ingest is running into collection {collection!r}; retry when it has finished"
             ) from None
         try:
-            await asyncio.to_thread(
-                self._store.ensure_collection, collection, self._embedder.dimensions, self._embedder.name
-            )
-            totals = IngestTotals()
-            seen: set[str] = set()
-            try:
-                async for outcome, written, deleted in self._pipeline(collection, items, base_url):
-                    seen.add(outcome.document_id)
-                    _count(collection, totals, outcome, written, deleted)
-                    yield outcome, totals
-                if prune:
-                    async for outcome, deleted in self._prune(collection, seen):
-                        _count(collection, totals, outcome, 0, deleted)
-                        yield outcome, totals
-            finally:
-                await asyncio.to_thread(self._store.optimize, collection)
-            yield None, totals
+            yield
         finally:
             lock.release()
 
+    def _ensure(self, collection: str) -> None:
+        self._store.ensure_collection(collection, self._embedder.dimensions, self._embedder.name)
+
     async def _pipeline(
-        self, collection: str, items: AsyncIterator[SourceDocument | SourceError], base_url: str
+        self, target: _Target, items: AsyncIterator[SourceDocument | SourceError], base_url: str
     ) -> AsyncIterator[tuple[DocumentOutcome, int, int]]:
         """(outcome, chunks written, chunks deleted) per document, in the order the items came.
 
@@ -173,12 +189,13 @@ class Indexer:
         model; the model embeds the texts of several documents at once (sorted by length, each
         distinct sentence once); the store writes one group while the model embeds the next.
         """
+        collection = target.collection
         parsed: asyncio.Queue[_Prepared | None] = asyncio.Queue(PARSE_AHEAD)
         embedded: asyncio.Queue[list[_Prepared] | None] = asyncio.Queue(1)
 
         async def parse() -> None:
             async for item in items:
-                await parsed.put(await self._prepare(collection, item, base_url))
+                await parsed.put(await self._prepare(target, item, base_url))
             await parsed.put(None)
 
         async def embed() -> None:
@@ -194,14 +211,14 @@ class Indexer:
             while (group := await _first_of(embedded, stages)) is not None:
                 for prepared in group:
                     if prepared is not None:
-                        yield await self._write(collection, prepared)
+                        yield await self._write(target, prepared)
             await asyncio.gather(*stages)  # raises what a stage raised
         finally:
             for stage in stages:
                 stage.cancel()
             await asyncio.gather(*stages, return_exceptions=True)
 
-    async def _prepare(self, collection: str, item: SourceDocument | SourceError, base_url: str) -> _Prepared:
+    async def _prepare(self, target: _Target, item: SourceDocument | SourceError, base_url: str) -> _Prepared:
         """The document parsed and chunked, or its outcome when there is nothing to embed."""
         if isinstance(item, SourceError):
             return _Prepared(
@@ -212,7 +229,11 @@ class Indexer:
         except DocumentError as error:
             return _Prepared(DocumentOutcome("", item.source_path, "failed", error=str(error)))
         fingerprint = self._fingerprint(item, base_url)
-        record = await asyncio.to_thread(self._store.document_record, collection, document_id)
+        record = (
+            await asyncio.to_thread(self._store.document_record, target.collection, document_id)
+            if target.exists
+            else None  # a collection yet to be created holds no record
+        )
         if record is not None and record.content_hash == fingerprint:
             return _Prepared(DocumentOutcome(document_id, item.source_path, "unchanged", record.chunk_count))
         try:
@@ -289,11 +310,15 @@ class Indexer:
                 prepared.sentence_rows = sentence_rows[first_sentence : first_sentence + sentence_count]
             first_sentence += sentence_count
 
-    async def _write(self, collection: str, prepared: _Prepared) -> tuple[DocumentOutcome, int, int]:
+    async def _write(self, target: _Target, prepared: _Prepared) -> tuple[DocumentOutcome, int, int]:
         """Chunks, then stale chunks deleted, then the record: a run killed between the steps is
         redone cleanly by the next one (the record is what marks the document done)."""
         if prepared.record is None:
             return prepared.outcome, 0, 0
+        collection = target.collection
+        if not target.exists:
+            await asyncio.to_thread(self._ensure, collection)
+            target.exists = True
         points = prepared.points()
         if self._disk is not None:
             await asyncio.to_thread(self._disk.check, _write_bytes(points))
@@ -337,6 +362,14 @@ class Indexer:
         for record in gone:
             result = await asyncio.to_thread(self._store.delete_documents, collection, [record.document_id])
             yield DocumentOutcome(record.document_id, record.source_path, "deleted"), result.deleted_chunks
+
+
+@dataclass
+class _Target:
+    """The collection a run writes into, and whether it exists yet (it is created on first write)."""
+
+    collection: str
+    exists: bool
 
 
 @dataclass

@@ -19,7 +19,9 @@ from services.retrieval.store import VectorStore, open_store
 
 SERVICE_NAME = retrieval_pb2.DESCRIPTOR.services_by_name["RetrievalService"].full_name
 # With auth on, only admins change the book (Ingest also creates collections).
-ADMIN_METHODS = frozenset({f"/{SERVICE_NAME}/Ingest", f"/{SERVICE_NAME}/DeleteDocuments"})
+ADMIN_METHODS = frozenset(
+    f"/{SERVICE_NAME}/{method}" for method in ("Ingest", "DeleteDocuments", "DeleteCollection")
+)
 log = get_logger("glossator.retrieval")
 # Longest wait between two looks for idle collections.
 _IDLE_CHECK_MAX_S = 60.0

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import grpc
 
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
-from services.common.errors import InvalidArgument, ResourceExhausted, Violations
+from services.common.errors import InvalidArgument, NotFound, ResourceExhausted, Violations
 from services.common.limits import ConcurrencyLimit
 from services.common.wire import collection_name, timestamp
 from services.retrieval.config import RetrievalSettings
@@ -18,6 +18,7 @@ from services.retrieval.ingest import SourceDocument, SourceError, clip_error, l
 from services.retrieval.ingest_limits import paced
 from services.retrieval.search import Searcher, SearchQuery
 from services.retrieval.store import (
+    CollectionInfo,
     DocumentRecord,
     SearchFilters,
     SearchHit,
@@ -241,6 +242,35 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             collections=collections,
         )
 
+    async def ListCollections(
+        self, request: retrieval_pb2.ListCollectionsRequest, context: grpc.aio.ServicerContext
+    ) -> retrieval_pb2.ListCollectionsResponse:
+        collections = []
+        for name in await asyncio.to_thread(self._store.list_collections):
+            try:
+                info = await asyncio.to_thread(self._store.collection_info, name)
+            except NotFound:  # deleted since it was listed
+                continue
+            collections.append(_collection_info(info))
+        return retrieval_pb2.ListCollectionsResponse(collections=collections, backend=self._store.backend)
+
+    async def DeleteCollection(
+        self, request: retrieval_pb2.DeleteCollectionRequest, context: grpc.aio.ServicerContext
+    ) -> retrieval_pb2.DeleteCollectionResponse:
+        """Waits for an ingest into the collection to end (as another ingest would), then deletes."""
+        v = Violations()
+        v.check(bool(request.collection.strip()), "collection", "is required: the collection to delete")
+        collection = collection_name(request.collection, v)
+        v.raise_if_any()
+        async with self._indexer.exclusive(collection, self._settings.ingest_lock_wait_seconds):
+            try:
+                held = await asyncio.to_thread(self._store.delete_collection, collection)
+            finally:
+                self._searcher.forget(collection)
+        return retrieval_pb2.DeleteCollectionResponse(
+            deleted_documents=held.documents, deleted_chunks=held.chunks
+        )
+
 
 def _source_document(document: retrieval_pb2.Document) -> SourceDocument | SourceError:
     """A malformed document becomes a SourceError: reported for itself, the run goes on.
@@ -323,6 +353,16 @@ def _document_result(outcome: DocumentOutcome) -> retrieval_pb2.DocumentResult:
         status=_STATUSES[outcome.status],
         chunks=outcome.chunks,
         error=clip_error(outcome.error),
+    )
+
+
+def _collection_info(info: CollectionInfo) -> retrieval_pb2.CollectionInfo:
+    return retrieval_pb2.CollectionInfo(
+        name=info.name,
+        documents=info.documents,
+        chunks=info.chunks,
+        embedding_model=info.embedding_model,
+        embedding_dimensions=info.dense_dimensions,
     )
 
 

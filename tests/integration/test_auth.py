@@ -206,8 +206,16 @@ async def test_a_reader_cannot_ingest_or_delete(jwt_suite, pki):
         retrieval_pb2.DeleteDocumentsRequest(document_ids=["lidar.md"]), metadata=reader, timeout=10
     )
     assert await _code(delete) == grpc.StatusCode.PERMISSION_DENIED
+    drop = jwt_suite.retrieval.DeleteCollection(
+        retrieval_pb2.DeleteCollectionRequest(collection="default"), metadata=reader, timeout=10
+    )
+    assert await _code(drop) == grpc.StatusCode.PERMISSION_DENIED
     stats = await jwt_suite.retrieval.Stats(retrieval_pb2.StatsRequest(), metadata=reader, timeout=10)
     assert stats.documents == len(PAGES), "nothing was deleted"
+    listed = await jwt_suite.retrieval.ListCollections(
+        retrieval_pb2.ListCollectionsRequest(), metadata=reader, timeout=10
+    )
+    assert [(c.name, c.documents) for c in listed.collections] == [("default", len(PAGES))]
 
 
 @pytest.mark.parametrize(

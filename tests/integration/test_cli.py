@@ -20,7 +20,20 @@ from services.common.errors import FailedPrecondition, Reason, Unavailable
 from services.common.server import create_server
 from services.common.settings import ServiceSettings
 
-SUBCOMMANDS = ("serve", "up", "demo", "ingest", "search", "ask", "chat", "sessions", "eval", "config")
+SUBCOMMANDS = (
+    "serve",
+    "up",
+    "demo",
+    "ingest",
+    "search",
+    "ask",
+    "chat",
+    "sessions",
+    "collections",
+    "documents",
+    "eval",
+    "config",
+)
 
 
 @pytest.mark.parametrize("command", SUBCOMMANDS)
@@ -272,6 +285,23 @@ async def test_the_final_answer_is_reprinted_when_it_differs_from_the_stream(
         assert "Answer with citations:" not in out and "Replaced answer:" not in out
     else:
         assert f"{streamed}\n\n{heading}\n{final}\n\nSources:\n" in out
+
+
+async def test_sources_keep_the_numbers_the_answer_cites_and_say_so_when_some_are_skipped(capsys):
+    """Only [2] cited: listed as [2], the number in the answer, under a heading that says why."""
+
+    async def script(request):
+        source = agent_pb2.Source(index=2, title="Tides", source_url="https://example.org/tides")
+        response = agent_pb2.Response(answer="Twice a day [2].", sources=[source], session_id="s-1")
+        yield agent_pb2.AskStreamResponse(completed=agent_pb2.Completed(response=response))
+
+    async with scripted_agent(script) as target:
+        assert await run_cli(["ask", "How often?", "--agent", target]) == exit_codes.OK
+    out = capsys.readouterr().out
+    assert (
+        "Twice a day [2].\n\nSources (the passages cited, numbered as the search found them):\n"
+        "  [2] Tides — https://example.org/tides\n"
+    ) in out
 
 
 async def test_an_answer_cut_off_mid_stream_ends_its_line_and_is_declared_void(capsys):

@@ -27,7 +27,7 @@ from tests.integration.test_cli import answering, failing, run_cli, scripted_age
 
 def test_the_exit_codes_are_distinct():
     codes = [value for name, value in vars(exit_codes).items() if name.isupper()]
-    assert sorted(codes) == [*range(8), exit_codes.BROKEN_PIPE]
+    assert sorted(codes) == [*range(8), exit_codes.INTERRUPTED, exit_codes.BROKEN_PIPE]
 
 
 @pytest.mark.parametrize(
@@ -49,10 +49,20 @@ async def test_each_failure_has_its_exit_code(error, expected, json_flag, capsys
     assert code == expected, capsys.readouterr().err
 
 
-def test_a_usage_error_exits_2(capsys):
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["ask", "q", "--no-such-option"], "ask"),
+        (["eval", "retrieval", "--squad", "x", "--bogus"], "eval retrieval"),
+    ],
+)
+def test_a_usage_error_exits_2_with_the_usage_of_its_command(argv, command, capsys):
     with pytest.raises(SystemExit) as exit_info:
-        main(["ask", "q", "--no-such-option"])
+        main(argv)
     assert exit_info.value.code == exit_codes.USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: glossator {command} [-h]")
+    assert f"glossator {command}: error: unrecognized arguments: {argv[-1]}" in err
 
 
 def test_an_unreachable_agent_exits_3(capsys):
@@ -80,19 +90,23 @@ async def test_an_unknown_collection_says_to_ingest_first(mode, suite, monkeypat
     err = capsys.readouterr().err
     assert code == exit_codes.NOT_FOUND
     advice = (
-        f"error: collection '{collection}' does not exist: ingest first "
-        f"(glossator ingest PATH --collection {collection})\n"
+        f"error: collection '{collection}' not found: `glossator collections` lists the collections; "
+        f"ingest to create it (glossator ingest PATH --collection {collection})\n"
     )
     assert err.count(advice) == 1  # a chat ends at the first question: every other would fail too
-    assert "NOT_FOUND" not in err.replace("retrieval failed: NOT_FOUND", "")  # (the tool's own line)
+    # Neither the status name, nor the words meant for the model, nor a session that has nothing
+    # to continue reach the user.
+    assert "NOT_FOUND" not in err
+    assert "cannot search the book" not in err
+    assert "--session" not in err
 
 
 def test_asking_before_any_ingest_says_to_ingest_first(tmp_path, capsys):
     code = main(["ask", "What is a bridge?", "--embedded", str(tmp_path / "data")])
     assert code == exit_codes.NOT_FOUND
     assert (
-        "error: collection 'default' does not exist: ingest first "
-        "(glossator ingest PATH --collection default)" in capsys.readouterr().err
+        "error: collection 'default' not found: `glossator collections` lists the collections; "
+        "ingest to create it (glossator ingest PATH --collection default)" in capsys.readouterr().err
     )
 
 
@@ -140,7 +154,8 @@ async def test_sessions_list_has_a_header_json_and_says_when_there_are_none(suit
     assert await run_cli(ingest) == exit_codes.OK
     ask = ["ask", "When did the Harbour Bridge open?", "--user", user, "--collection", collection, *agent]
     assert await run_cli(ask) == exit_codes.OK
-    capsys.readouterr()
+    named = capsys.readouterr().err.splitlines()[-1]  # once answered: a named user's has no token
+    assert named.startswith("· session ") and named.endswith(")") and "--session-token" not in named
 
     assert await run_cli(["sessions", "list", "--user", user, *agent]) == exit_codes.OK
     header, row = capsys.readouterr().out.splitlines()
@@ -154,6 +169,13 @@ async def test_sessions_list_has_a_header_json_and_says_when_there_are_none(suit
     show = ["sessions", "show", session["sessionId"], "--user", user, "--json", *agent]
     assert await run_cli(show) == exit_codes.OK
     assert len(printed_json(capsys.readouterr().out)["turns"]) == 1
+    assert named == f"· session {session['sessionId']} (continue it: --session {session['sessionId']})"
+
+    # Without --user the session is looked for as an anonymous one: the user is told what is missing.
+    assert await run_cli(["sessions", "show", session["sessionId"], *agent]) == exit_codes.INVALID_ARGUMENT
+    err = capsys.readouterr().err
+    assert "belongs to a named user" in err and "--user" in err
+    assert "session_token" not in err
 
 
 # --- Targets ---

@@ -173,13 +173,43 @@ def test_search_json_has_every_field_even_false_and_zero(tmp_path, capsys):
         assert set(result["chunk"]) == _json_names(common_pb2.Chunk)
 
 
-def test_a_folders_ingest_bar_has_a_total_and_a_percentage(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("COLUMNS", "200")  # room for every column of the bar in a captured stderr
+def test_a_folders_ingest_progress_in_a_pipe_keeps_its_counts_and_ends_its_line(tmp_path, capsys):
+    """A pipe gets whole lines (a live bar cannot redraw there: its counts came out as "…")."""
     pages = _pages(tmp_path / "pages")
     code = main(["ingest", str(pages), "--embedded", str(tmp_path / "data")])
     err = capsys.readouterr().err
     assert code == 0
-    assert "100%" in err and f"{len(PAGES)}/{len(PAGES)} documents" in err
+    last = err.splitlines()[-1]
+    assert last.startswith(f"ingesting: {len(PAGES)}/{len(PAGES)} documents · {len(PAGES)} chunks (")
+    assert last.endswith(" s)") and " 0 skipped · 0 failed" in last
+    assert err.endswith("\n") and "…" not in err
+
+
+def test_eval_retrieval_shows_its_progress_on_stderr(tmp_path, capsys):
+    """Minutes of ingest and search are not silent: each step's counts, on stderr only."""
+    paragraphs = [(text, f"What does {text.split()[0].lower()} do?") for text in PAGES.values()]
+    squad = {
+        "data": [
+            {
+                "title": "Coast",
+                "paragraphs": [
+                    {"context": text, "qas": [{"question": question, "answers": []}]}
+                    for text, question in paragraphs
+                ],
+            }
+        ]
+    }
+    (tmp_path / "squad.json").write_text(json.dumps(squad))
+    code = main(
+        ["eval", "retrieval", "--squad", str(tmp_path / "squad.json"), "--embedded", str(tmp_path / "data")]
+    )
+    captured = capsys.readouterr()
+    assert code == exit_codes.OK
+    lines = captured.err.splitlines()
+    assert any(line.startswith("ingesting SQuAD: 3/3 paragraphs") for line in lines), captured.err
+    for mode in ("hybrid", "dense", "sparse"):
+        assert any(line.startswith(f"searching ({mode}): 3/3 questions") for line in lines), captured.err
+    assert captured.out.startswith("SQuAD: 3 paragraphs, 3 questions")
 
 
 # --- a second ingest into a busy collection ------------------------------------------------------
@@ -299,3 +329,23 @@ def test_serve_in_console_format_prints_its_absolute_data_dir_first(tmp_path):
     finally:
         _stop(process)
     assert line == f"data       in {(tmp_path / '.glossator').resolve()}\n"
+
+
+def test_serve_warns_of_an_unknown_variable_and_uses_the_suite_data_dir(tmp_path):
+    env = _environment(
+        GLOSSATOR_RETRIEVAL_PORT=str(free_port()),
+        GLOSSATOR_RETRIEVAL_LOG_FORMAT="console",
+        GLOSSATOR_RETRIEVAL_PROT="50052",  # a typo: ignored by the settings, so warned of
+        GLOSSATOR_DATA_DIR=str(tmp_path / "suite-data"),
+    )
+    process = _glossator("serve", "retrieval", stderr=subprocess.PIPE, cwd=tmp_path, env=env, text=True)
+    try:
+        lines = _Lines(process.stderr)
+        line = lines.wait_for("data ")
+    finally:
+        _stop(process)
+    assert lines.seen[0] == (
+        "warning: GLOSSATOR_RETRIEVAL_PROT is not a Glossator setting and is ignored "
+        "(did you mean GLOSSATOR_RETRIEVAL_PORT?)\n"
+    )
+    assert line == f"data       in {(tmp_path / 'suite-data').resolve()}\n"

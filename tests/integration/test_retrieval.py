@@ -227,9 +227,53 @@ async def test_unknown_collection_is_not_found(retrieval):
         retrieval.DeleteDocuments(
             retrieval_pb2.DeleteDocumentsRequest(collection="nobook", document_ids=["a"])
         ),
+        retrieval.DeleteCollection(retrieval_pb2.DeleteCollectionRequest(collection="nobook")),
     ):
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await call
+        assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+async def test_collections_are_listed_with_their_counts_and_deleted_whole(retrieval):
+    documents = sample_documents()
+    replies = await ingest(retrieval, "doomed", documents)
+    chunks = replies[-1].summary.chunks_written
+    listed = {
+        c.name: c
+        for c in (await retrieval.ListCollections(retrieval_pb2.ListCollectionsRequest())).collections
+    }
+    doomed = listed["doomed"]
+    assert (doomed.documents, doomed.chunks) == (len(documents), chunks)
+    assert doomed.embedding_model == local_embedding_model().name and doomed.embedding_dimensions == 384
+    assert list(listed) == sorted(listed)
+
+    deleted = await retrieval.DeleteCollection(retrieval_pb2.DeleteCollectionRequest(collection="doomed"))
+    assert (deleted.deleted_documents, deleted.deleted_chunks) == (len(documents), chunks)
+    reply = await retrieval.ListCollections(retrieval_pb2.ListCollectionsRequest())
+    assert "doomed" not in [c.name for c in reply.collections] and reply.backend in ("edge", "qdrant")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await retrieval.Search(retrieval_pb2.SearchRequest(collection="doomed", query="citations"))
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    with pytest.raises(grpc.aio.AioRpcError) as caught:  # no default collection is deleted by omission
+        await retrieval.DeleteCollection(retrieval_pb2.DeleteCollectionRequest())
+    assert "collection" in field_violations(caught.value)
+    # Ingested again, it comes back whole.
+    again = await ingest(retrieval, "doomed", documents)
+    assert again[-1].summary.documents_indexed == len(documents)
+
+
+async def test_an_ingest_that_indexes_nothing_creates_no_collection(retrieval):
+    broken = retrieval_pb2.Document(source_path="gone.md", read_error="cannot read the file")
+    for name, documents in [("nothing-sent", []), ("all-failed", [broken])]:
+        replies = await ingest(retrieval, name, documents)
+        assert replies[-1].summary.documents_indexed == 0
+        names = [
+            c.name
+            for c in (await retrieval.ListCollections(retrieval_pb2.ListCollectionsRequest())).collections
+        ]
+        assert name not in names
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await retrieval.Stats(retrieval_pb2.StatsRequest(collection=name))
         assert caught.value.code() == grpc.StatusCode.NOT_FOUND
 
 

@@ -27,7 +27,7 @@ from bench.harness import free_port, wait_serving
 from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
 from services.commands.ingest import async_iter, ingest, ingest_requests
 from services.common.clients import make_channel
-from services.common.server import create_server
+from services.common.server import PortUnavailable, create_server
 from services.common.settings import ServiceSettings
 from services.retrieval.ingest import read_folder
 from tests.private_redis import private_redis
@@ -226,5 +226,15 @@ async def test_serving_on_a_port_in_use_fails_with_a_clear_message(tmp_path):
     finally:
         await holder.stop(grace=0)
     assert second.returncode == 2, second.stderr[-2000:]
-    assert f"cannot listen on 127.0.0.1:{holder.port} for the validation service" in second.stderr
+    assert second.stderr.splitlines()[-1].startswith(
+        f"error: cannot listen on 127.0.0.1:{holder.port} for the validation service"
+    )
     assert "Traceback" not in second.stderr
+    assert "add_port" not in second.stderr  # gRPC C core's own error line comes before ours no more
+
+
+async def test_an_address_not_of_this_machine_is_refused_before_grpc_logs_its_error(capfd):
+    """192.0.2.1 (TEST-NET-1) is no address of this machine: binding it fails with no packet sent."""
+    with pytest.raises(PortUnavailable, match=r"cannot listen on 192\.0\.2\.1:50999 for the validation"):
+        create_server("validation", ServiceSettings(host="192.0.2.1", port=50999), lambda server: [])
+    assert "add_port" not in capfd.readouterr().err

@@ -66,3 +66,39 @@ def test_the_readme_reference_stays_defaults_only(monkeypatch):
     assert config_reference(documented_settings()) == reference
     assert "| variable | default | meaning |" in reference and "in effect" not in reference
     assert _row(reference, "GLOSSATOR_AGENT_TARGET")[1] == "`127.0.0.1:50051`"
+
+
+def test_config_warns_of_unknown_variables_and_names_the_nearest(monkeypatch, capsys):
+    monkeypatch.setenv("GLOSSATOR_AGENT_PROT", "6000")
+    monkeypatch.setenv("GLOSSATOR_NOTHING_LIKE_IT", "1")
+    monkeypatch.setenv("GLOSSATOR_TEST_LLM_URL", "http://127.0.0.1:1/v1")  # the test suite's own
+    assert main(["config"]) == exit_codes.OK
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "warning: GLOSSATOR_AGENT_PROT is not a Glossator setting and is ignored "
+        "(did you mean GLOSSATOR_AGENT_PORT?)",
+        "warning: GLOSSATOR_NOTHING_LIKE_IT is not a Glossator setting and is ignored",
+    ]
+
+
+def test_a_dotenv_typo_is_warned_too(tmp_path, capsys):
+    (tmp_path / ".env").write_text("GLOSSATOR_RETRIEVAL_BACKNED=qdrant\n")
+    assert main(["config"]) == exit_codes.OK
+    assert "GLOSSATOR_RETRIEVAL_BACKNED is not a Glossator setting" in capsys.readouterr().err
+
+
+def test_the_suite_data_dir_is_every_services_unless_its_own_is_set(monkeypatch, tmp_path, capsys):
+    from services.agent.config import AgentSettings
+    from services.retrieval.config import RetrievalSettings
+    from services.validation.config import ValidationSettings
+
+    monkeypatch.setenv("GLOSSATOR_DATA_DIR", str(tmp_path / "suite"))
+    monkeypatch.setenv("GLOSSATOR_AGENT_DATA_DIR", str(tmp_path / "agent"))
+    assert RetrievalSettings().data_dir == ValidationSettings().data_dir == tmp_path / "suite"
+    assert AgentSettings().data_dir == tmp_path / "agent"
+    assert RetrievalSettings(data_dir=tmp_path / "given").data_dir == tmp_path / "given"
+    assert main(["config"]) == exit_codes.OK
+    captured = capsys.readouterr()
+    assert captured.err == ""  # GLOSSATOR_DATA_DIR is a setting now
+    assert _row(captured.out, "GLOSSATOR_DATA_DIR")[1:3] == ["`.glossator`", f"`{tmp_path / 'suite'}`"]
+    assert _row(captured.out, "GLOSSATOR_RETRIEVAL_DATA_DIR")[2] == f"`{tmp_path / 'suite'}`"

@@ -60,6 +60,16 @@ class RetrievalServiceStub:
                 request_serializer=glossator_dot_v1_dot_retrieval__pb2.StatsRequest.SerializeToString,
                 response_deserializer=glossator_dot_v1_dot_retrieval__pb2.StatsResponse.FromString,
                 _registered_method=True)
+        self.ListCollections = channel.unary_unary(
+                '/glossator.v1.RetrievalService/ListCollections',
+                request_serializer=glossator_dot_v1_dot_retrieval__pb2.ListCollectionsRequest.SerializeToString,
+                response_deserializer=glossator_dot_v1_dot_retrieval__pb2.ListCollectionsResponse.FromString,
+                _registered_method=True)
+        self.DeleteCollection = channel.unary_unary(
+                '/glossator.v1.RetrievalService/DeleteCollection',
+                request_serializer=glossator_dot_v1_dot_retrieval__pb2.DeleteCollectionRequest.SerializeToString,
+                response_deserializer=glossator_dot_v1_dot_retrieval__pb2.DeleteCollectionResponse.FromString,
+                _registered_method=True)
 
 
 class RetrievalServiceServicer:
@@ -102,6 +112,20 @@ class RetrievalServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListCollections(self, request, context):
+        """Every collection this service holds, with its counts.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteCollection(self, request, context):
+        """Deletes a collection with all its documents and chunks (admin only).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RetrievalServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -129,6 +153,16 @@ def add_RetrievalServiceServicer_to_server(servicer, server):
                     servicer.Stats,
                     request_deserializer=glossator_dot_v1_dot_retrieval__pb2.StatsRequest.FromString,
                     response_serializer=glossator_dot_v1_dot_retrieval__pb2.StatsResponse.SerializeToString,
+            ),
+            'ListCollections': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCollections,
+                    request_deserializer=glossator_dot_v1_dot_retrieval__pb2.ListCollectionsRequest.FromString,
+                    response_serializer=glossator_dot_v1_dot_retrieval__pb2.ListCollectionsResponse.SerializeToString,
+            ),
+            'DeleteCollection': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteCollection,
+                    request_deserializer=glossator_dot_v1_dot_retrieval__pb2.DeleteCollectionRequest.FromString,
+                    response_serializer=glossator_dot_v1_dot_retrieval__pb2.DeleteCollectionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -267,6 +301,60 @@ class RetrievalService:
             '/glossator.v1.RetrievalService/Stats',
             glossator_dot_v1_dot_retrieval__pb2.StatsRequest.SerializeToString,
             glossator_dot_v1_dot_retrieval__pb2.StatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCollections(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/glossator.v1.RetrievalService/ListCollections',
+            glossator_dot_v1_dot_retrieval__pb2.ListCollectionsRequest.SerializeToString,
+            glossator_dot_v1_dot_retrieval__pb2.ListCollectionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteCollection(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/glossator.v1.RetrievalService/DeleteCollection',
+            glossator_dot_v1_dot_retrieval__pb2.DeleteCollectionRequest.SerializeToString,
+            glossator_dot_v1_dot_retrieval__pb2.DeleteCollectionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -153,6 +153,12 @@ class SessionStore(ABC):
         record, turns = await self._owned(session_id, user_id, self.config.max_turns if with_turns else 0)
         return self._session(record, self._clock(), turns)
 
+    async def owner(self, session_id: str) -> str | None:
+        """The user id owning the session, None when there is no such session: a caller reaching
+        it without the owner's id can be told which id (user or session token) it is missing."""
+        found = await self._fetch(session_id, 0)
+        return None if found is None else found[0].user_id
+
     async def history(self, session_id: str, user_id: str, limit: int | None = None) -> list[Turn]:
         """The newest `limit` kept turns (all when None), oldest first: the next run's context."""
         if limit is not None and limit < 0:

@@ -29,7 +29,7 @@ from services.retrieval.ingest.documents import (
     guess_format,
 )
 from services.retrieval.ingest.parsing import parse_document
-from services.retrieval.ingest.sitemap import SitemapError, crawl_sitemap
+from services.retrieval.ingest.sitemap import SitemapError, SiteUnreachable, crawl_sitemap
 from services.retrieval.ingest.sources import read_folder
 from services.retrieval.ingest.urls import link_problem
 
@@ -46,6 +46,7 @@ __all__ = [
     "DocumentError",
     "ParsedDocument",
     "Section",
+    "SiteUnreachable",
     "SitemapError",
     "SourceDocument",
     "SourceError",

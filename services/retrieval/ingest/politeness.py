@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import socket
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -45,6 +46,11 @@ _DISALLOW_ALL = Protego.parse("User-agent: *\nDisallow: /")
 
 class Disallowed(Exception):
     """robots.txt forbids the URL (its message says why); raised from the request hook."""
+
+
+class Unreachable(Exception):
+    """The site cannot be reached at all (its robots.txt request found no server: refused, a host
+    name that does not resolve, a timeout); the message is the cause, in a few words."""
 
 
 class TooLarge(Exception):
@@ -103,6 +109,7 @@ class _Site:
     rules: Protego
     refusal: str  # the message of a URL the rules disallow
     limiter: AsyncLimiter
+    unreachable: str | None = None  # why no request reached the site, when none did
 
 
 class Politeness:
@@ -148,6 +155,8 @@ class Politeness:
 
     async def _before_request(self, request: httpx.Request) -> None:
         site = await self._site(request.url.copy_with(path="/robots.txt", query=None, fragment=None))
+        if site.unreachable:  # not a refusal of robots.txt: there was no one to ask
+            raise Unreachable(site.unreachable)
         if not site.rules.can_fetch(str(request.url), ROBOTS_TOKEN):
             raise Disallowed(site.refusal)
         await site.limiter.acquire()
@@ -161,11 +170,20 @@ class Politeness:
 
     async def _visit(self, robots_url: httpx.URL) -> _Site:
         """Reads the site's robots.txt and starts its limiter, counting that request."""
-        rules, unreachable = await self._robots(robots_url)
+        try:
+            rules, unavailable = await self._robots(robots_url)
+        except httpx.TransportError as error:
+            host = robots_url.netloc.decode("ascii")
+            return _Site(
+                _DISALLOW_ALL,
+                "",
+                AsyncLimiter(1, self._interval),
+                f"cannot reach {host}: {network_cause(error)}",
+            )
         refusal = "disallowed by robots.txt"
-        if unreachable:
+        if unavailable:
             refusal += (
-                f": {robots_url} cannot be read ({unreachable}), which RFC 9309 counts as disallowing all"
+                f": {robots_url} cannot be read ({unavailable}), which RFC 9309 counts as disallowing all"
             )
         interval = max(self._interval, rules.crawl_delay(ROBOTS_TOKEN) or 0.0)
         limiter = AsyncLimiter(1, interval)  # a bucket of one: evenly spaced, no bursts
@@ -173,11 +191,14 @@ class Politeness:
         return _Site(rules, refusal, limiter)
 
     async def _robots(self, robots_url: httpx.URL) -> tuple[Protego, str | None]:
-        """The rules, and why robots.txt is unreachable when it is (then the rules disallow all)."""
+        """The rules, and why robots.txt is unavailable when it is (then the rules disallow all).
+        A site that cannot be reached at all raises httpx.TransportError."""
         try:
             body, response = await self.get(self._robots_client, str(robots_url), MAX_ROBOTS_BYTES)
         except TooLarge as error:
             return Protego.parse(error.head.decode("utf-8", errors="replace")), None
+        except httpx.TransportError:
+            raise
         except httpx.HTTPError as error:
             return _DISALLOW_ALL, describe(error)
         if response.status_code >= 500 or response.status_code in RETRY_STATUSES:
@@ -186,4 +207,25 @@ class Politeness:
 
 
 def describe(error: httpx.HTTPError) -> str:
+    if isinstance(error, httpx.TransportError):
+        return network_cause(error)
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+def network_cause(error: httpx.TransportError) -> str:
+    """Why no answer came, in a few words: the refusal, the name lookup or the timeout that httpx
+    wraps (its own message is often "All connection attempts failed")."""
+    if isinstance(error, httpx.ConnectTimeout):
+        return "the connection timed out"
+    if isinstance(error, httpx.TimeoutException):
+        return "the site stopped answering (timed out)"
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, socket.gaierror):
+            return f"the host name does not resolve ({cause.strerror})"
+        if isinstance(cause, OSError) and cause.strerror:
+            return cause.strerror[0].lower() + cause.strerror[1:]
+        cause = cause.__cause__ or cause.__context__
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__

@@ -24,10 +24,12 @@ from services.retrieval.ingest.documents import DEFAULT_MAX_DOCUMENT_BYTES, Sour
 from services.retrieval.ingest.politeness import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_REQUESTS_PER_SECOND,
+    RETRY_STATUSES,
     USER_AGENT,
     Disallowed,
     Politeness,
     TooLarge,
+    Unreachable,
     describe,
 )
 
@@ -40,6 +42,11 @@ _META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([\w.:-]+)", re.IGNORECASE
 
 class SitemapError(Exception):
     """The sitemap given to crawl_sitemap cannot be fetched or is not a sitemap."""
+
+
+class SiteUnreachable(SitemapError):
+    """No answer came from the sitemap's site (refused, no such host, a timeout, a server error):
+    a failure that may pass, unlike a sitemap that is missing or is not one."""
 
 
 async def crawl_sitemap(
@@ -119,12 +126,18 @@ async def _page_urls(
 async def _fetch_sitemap(client: httpx.AsyncClient, politeness: Politeness, url: str) -> bytes:
     try:
         body, response = await politeness.get(client, url, MAX_SITEMAP_BYTES)
+    except Unreachable as error:
+        raise SiteUnreachable(f"cannot fetch sitemap {url}: {error}") from None
+    except httpx.TransportError as error:
+        raise SiteUnreachable(f"cannot fetch sitemap {url}: {describe(error)}") from None
     except httpx.HTTPError as error:
         raise SitemapError(f"cannot fetch sitemap {url}: {describe(error)}") from error
     except Disallowed as error:
         raise SitemapError(f"cannot fetch sitemap {url}: {error}") from error
     except TooLarge as error:
         raise SitemapError(f"sitemap {url} is over {MAX_SITEMAP_BYTES:,} bytes") from error
+    if response.status_code >= 500 or response.status_code in RETRY_STATUSES:
+        raise SiteUnreachable(f"cannot fetch sitemap {url}: HTTP {response.status_code}")
     if response.status_code != 200:
         raise SitemapError(f"cannot fetch sitemap {url}: HTTP {response.status_code}")
     if body[:2] == b"\x1f\x8b":
@@ -161,7 +174,7 @@ async def _fetch_page(
         body, response = await politeness.get(client, url, max_bytes)
     except httpx.HTTPError as error:
         return SourceError(source_path=url, message=f"cannot fetch the page: {describe(error)}")
-    except Disallowed as error:
+    except (Disallowed, Unreachable) as error:
         return SourceError(source_path=url, message=str(error))
     except TooLarge:
         return SourceError(source_path=url, message=f"page is over the limit of {max_bytes:,} bytes")

@@ -46,17 +46,48 @@ def read_folder(
         )
 
 
+def read_file(
+    path: Path | str, *, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
+) -> SourceDocument | SourceError:
+    """One page given by itself; its source_path is its file name (no folder to be relative to)."""
+    path = Path(path)
+    return _read(path, path.name, max_bytes, ())
+
+
+def is_page(name: str) -> bool:
+    """Whether a file of this name is read as a page (by its extension, SOURCE_EXTENSIONS)."""
+    return os.path.splitext(name)[1].lower() in SOURCE_EXTENSIONS
+
+
 def count_pages(root: Path | str) -> int:
     """How many items read_folder(root) yields, from the folder listing alone (a progress total)."""
     return sum(1 for _ in _page_paths(Path(root)))
 
 
+def other_extensions(root: Path | str) -> dict[str, int]:
+    """The extensions of the visible files under `root` that are not read as pages, with how many
+    files have each, most first: what a folder without a single page holds instead."""
+    counts: dict[str, int] = {}
+    for _folder, name in _visible_files(root):
+        if not is_page(name):
+            extension = os.path.splitext(name)[1].lower() or "(no extension)"
+            counts[extension] = counts.get(extension, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
 def _page_paths(root: Path) -> Iterator[str]:
+    for folder, name in _visible_files(root):
+        if is_page(name):
+            yield Path(folder, name).relative_to(root).as_posix()
+
+
+def _visible_files(root: Path | str) -> Iterator[tuple[str, str]]:
+    """(folder, file name) of every file not skipped the way Docusaurus skips them."""
     for folder, directories, files in os.walk(root):
         directories[:] = [name for name in directories if _visible(name) and name != "node_modules"]
         for name in files:
-            if _visible(name) and os.path.splitext(name)[1].lower() in SOURCE_EXTENSIONS:
-                yield Path(folder, name).relative_to(root).as_posix()
+            if _visible(name):
+                yield folder, name
 
 
 def _visible(name: str) -> bool:

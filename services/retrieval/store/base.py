@@ -193,6 +193,13 @@ class VectorStore(ABC):
         """Counts and embedding model; NotFound when the collection does not exist."""
 
     @abstractmethod
+    def delete_collection(self, name: str) -> CollectionInfo:
+        """Deletes the collection with all its chunks and records; returns what it held.
+
+        NotFound when it does not exist. The chunks go first and the manifest last, so a delete
+        interrupted halfway is finished by calling it again."""
+
+    @abstractmethod
     def upsert_chunks(self, name: str, points: Sequence[ChunkPoint]) -> None:
         """Writes chunks (payload + both vectors); a chunk id already stored is overwritten."""
 

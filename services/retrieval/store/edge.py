@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -27,12 +28,13 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from services.common.errors import ResourceExhausted, Unavailable, collection_not_found
+from services.common.errors import Aborted, ResourceExhausted, Unavailable, collection_not_found
 from services.retrieval.store import layout
 from services.retrieval.store.engine import EngineStore, NewPoint, Part, ScoredPoint, StoredPoint
 from services.retrieval.store.query import Condition, HasId, Leg, Match, MatchAny, Prefix, Request, Where
 
 _CONFIG_FILE = "edge_config.json"
+CLOSE_WAIT_SECONDS = 5.0
 MB = 1024 * 1024
 OPEN_SHARD_BYTES = 40 * MB
 """What opening a shard writes: a fresh write-ahead log segment (57 MB for a collection's two)."""
@@ -203,6 +205,22 @@ class EdgeStore(EngineStore):
                 shard.flush()
             entry.last_used = time.monotonic()
 
+    def _drop_part(self, name: str, part: Part) -> None:
+        entry = self._entry(name)
+        with entry.lock:
+            if entry.users:
+                raise Aborted(f"collection {name!r} is being read or written; retry when that is done")
+            shard = entry.shards.pop(part, None)
+            if shard is not None:
+                shard.close()
+            if not entry.shards:
+                entry.memory_bytes = 0
+            path = self._path(name, part)
+            if path.exists():
+                shutil.rmtree(path)
+            with contextlib.suppress(OSError):  # the collection's folder, once both parts are gone
+                path.parent.rmdir()
+
     # -- primitives -------------------------------------------------------------------------
 
     def _upsert(self, name: str, part: Part, points: Sequence[NewPoint]) -> None:
@@ -262,9 +280,17 @@ class EdgeStore(EngineStore):
         return sorted(closed)
 
     def close(self) -> None:
+        """Waits (CLOSE_WAIT_SECONDS at most) for the operations still running in worker threads,
+        which a server's shutdown does not stop (an ingest's last optimize): a shard closed under
+        one fails it ("Already borrowed"), and its writes may not be flushed."""
+        deadline = time.monotonic() + CLOSE_WAIT_SECONDS
         for entry in list(self._collections.values()):
-            with entry.lock:
-                entry.close()
+            while True:
+                with entry.lock:
+                    if not entry.users or time.monotonic() >= deadline:
+                        entry.close()
+                        break
+                time.sleep(0.01)
 
 
 def _mapped_bytes(folder: Path) -> int:

@@ -105,6 +105,10 @@ class EngineStore(VectorStore):
         """Creates whichever part is missing, with its vectors and payload indexes."""
 
     @abstractmethod
+    def _drop_part(self, name: str, part: Part) -> None:
+        """Deletes the part with everything in it; nothing happens when it does not exist."""
+
+    @abstractmethod
     def _upsert(self, name: str, part: Part, points: Sequence[NewPoint]) -> None: ...
 
     @abstractmethod
@@ -142,6 +146,21 @@ class EngineStore(VectorStore):
                 )
             self._manifests[name] = manifest
         return self.collection_info(name)
+
+    def delete_collection(self, name: str) -> CollectionInfo:
+        check_collection_name(name)
+        with self._create_lock:
+            if not self._has_part(name, Part.DOCUMENTS):  # the manifest's part, dropped last
+                raise collection_not_found(name)
+            held = (
+                self.collection_info(name)
+                if self._has_part(name, Part.CHUNKS)
+                else CollectionInfo(name, 0, 0, "", 0)  # the rest of an interrupted delete
+            )
+            self._drop_part(name, Part.CHUNKS)
+            self._manifests.pop(name, None)
+            self._drop_part(name, Part.DOCUMENTS)
+        return held
 
     def list_collections(self) -> list[str]:
         return sorted(self._collection_names())

@@ -119,6 +119,10 @@ class QdrantClientStore(EngineStore):
                 )
                 self._client.create_payload_index(collection, field, field_schema=schema, wait=True)
 
+    def _drop_part(self, name: str, part: Part) -> None:
+        with self._calls():
+            self._client.delete_collection(self._collection(name, part))  # False when it was not there
+
     # -- primitives -------------------------------------------------------------------------
 
     def _upsert(self, name: str, part: Part, points: Sequence[NewPoint]) -> None:

@@ -432,4 +432,6 @@ async def test_malformed_arguments_are_the_models_to_fix(retrieval):
     assert output.startswith("invalid arguments for retrieval_tool")
     assert servicer.requests == []
     assert [type(e) for e in emitted] == [ToolError]
-    assert state.steps[0].error == output and state.steps[0].arguments == arguments
+    assert state.steps[0].arguments == arguments
+    # The client is told what was wrong; only the model is told what to do about it.
+    assert emitted[0].message == state.steps[0].error == output.split("; call it again")[0]

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from services.retrieval.ingest import SitemapError, SourceDocument, SourceError, crawl_sitemap, parse_document
+from services.retrieval.ingest import (
+    SitemapError,
+    SiteUnreachable,
+    SourceDocument,
+    SourceError,
+    crawl_sitemap,
+    parse_document,
+)
 
 PAGE = """<html><head><title>{title} | Site</title></head><body>
 <nav>Menu</nav><main><article><h1>{title}</h1><p>Text of {title}.</p>
@@ -148,7 +155,7 @@ async def test_limits_and_timeouts(site: Site) -> None:
     started = time.monotonic()
     items = await crawl(f"{site.url}/slow.xml", timeout=0.5)
     assert len(items) == 1
-    assert items[0].message.startswith("cannot fetch the page: ReadTimeout")
+    assert items[0].message == "cannot fetch the page: the site stopped answering (timed out)"
     assert time.monotonic() - started < 1.5
 
 
@@ -162,5 +169,17 @@ async def test_an_unreadable_sitemap_ends_the_crawl(site: Site, path: str, messa
 
 
 async def test_nothing_listens(unused_tcp_port: int) -> None:
-    with pytest.raises(SitemapError, match="ConnectError"):
+    """The site is down: said as such, with its cause (not as a refusal of its robots.txt)."""
+    with pytest.raises(SiteUnreachable) as caught:
         await crawl(f"http://127.0.0.1:{unused_tcp_port}/sitemap.xml", timeout=2)
+    assert str(caught.value) == (
+        f"cannot fetch sitemap http://127.0.0.1:{unused_tcp_port}/sitemap.xml: "
+        f"cannot reach 127.0.0.1:{unused_tcp_port}: connection refused"
+    )
+
+
+async def test_a_missing_sitemap_is_not_an_unreachable_site(site: Site) -> None:
+    """A 404 will not pass by retrying: it is a SitemapError of its own kind."""
+    with pytest.raises(SitemapError) as missing:
+        await crawl(f"{site.url}/absent.xml")
+    assert not isinstance(missing.value, SiteUnreachable)

@@ -13,6 +13,7 @@ import pytest
 
 from services.retrieval.store import SearchMode
 from services.retrieval.store.edge import EdgeStore
+from services.retrieval.store.engine import Part
 from tests.unit.retrieval.store.helpers import (
     COLLECTION,
     DIMS,
@@ -118,6 +119,31 @@ def test_no_operation_has_its_collection_closed_under_it(store, writes):
     assert failures == []
     assert closes >= 20
     assert store.collection_info(COLLECTION).chunks == 5 + (calls if writes else 0)
+
+
+def test_closing_the_store_waits_for_an_operation_still_running(tmp_path):
+    """A shutdown does not stop work in worker threads: close() lets it end, then closes."""
+    store = EdgeStore(tmp_path)
+    index_corpus(store)
+    ended = []
+
+    def operation() -> None:
+        with store._using(COLLECTION, Part.CHUNKS):
+            time.sleep(0.5)
+            ended.append(time.monotonic())
+
+    worker = threading.Thread(target=operation)
+    worker.start()
+    time.sleep(0.1)  # the operation holds its shard now
+    store.close()
+    closed = time.monotonic()
+    worker.join()
+    assert ended and ended[0] <= closed, "the store was closed under a running operation"
+    reopened = EdgeStore(tmp_path)  # everything was flushed and released
+    try:
+        assert reopened.collection_info(COLLECTION).chunks == 5
+    finally:
+        reopened.close()
 
 
 def test_the_server_backend_has_nothing_to_close(tmp_path):

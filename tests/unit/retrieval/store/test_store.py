@@ -11,6 +11,7 @@ import pytest
 
 from services.common.errors import FailedPrecondition, InvalidArgument, NotFound
 from services.retrieval.store import SearchFilters, SearchMode, VectorStore
+from services.retrieval.store.engine import Part
 from services.retrieval.store.query import RRF_BEST_SCORE, RRF_K, SPARSE_WEIGHT, rrf_score
 from tests.unit.retrieval.store.helpers import (
     COLLECTION,
@@ -94,6 +95,35 @@ def test_several_collections_are_independent(store):
     assert store.list_collections() == [COLLECTION, "other"]
     assert store.collection_info("other").chunks == 0
     assert store.collection_info(COLLECTION).chunks == 5
+
+
+def test_a_deleted_collection_is_gone_and_the_others_stay(store):
+    index_corpus(store)
+    store.ensure_collection("other", 4, "test/model-b")
+    held = store.delete_collection(COLLECTION)
+    assert (held.name, held.documents, held.chunks) == (COLLECTION, 4, 5)
+    assert store.list_collections() == ["other"]
+    with pytest.raises(NotFound):
+        store.collection_info(COLLECTION)
+    with pytest.raises(NotFound):
+        store.delete_collection(COLLECTION)
+    with pytest.raises(NotFound):
+        store.delete_collection("never-made")
+    # The name is free again, for another model too: nothing of the old collection is left.
+    info = store.ensure_collection(COLLECTION, DIMS * 2, "test/model-c")
+    assert (info.documents, info.chunks, info.dense_dimensions) == (0, 0, DIMS * 2)
+
+
+def test_a_delete_interrupted_after_the_chunks_is_finished_by_running_it_again(store):
+    index_corpus(store)
+    store._drop_part(COLLECTION, Part.CHUNKS)  # what a delete killed at that point leaves
+    assert store.list_collections() == []
+    held = store.delete_collection(COLLECTION)
+    assert (held.documents, held.chunks) == (0, 0)
+    with pytest.raises(NotFound):
+        store.delete_collection(COLLECTION)
+    store.ensure_collection(COLLECTION, DIMS, MODEL)
+    assert store.list_collections() == [COLLECTION]
 
 
 # -- search -----------------------------------------------------------------------------------

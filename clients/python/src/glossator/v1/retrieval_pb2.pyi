@@ -231,3 +231,43 @@ class StatsResponse(_message.Message):
     backend: str
     collections: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, collection: _Optional[str] = ..., documents: _Optional[int] = ..., chunks: _Optional[int] = ..., embedding_model: _Optional[str] = ..., embedding_dimensions: _Optional[int] = ..., backend: _Optional[str] = ..., collections: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ListCollectionsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class CollectionInfo(_message.Message):
+    __slots__ = ("name", "documents", "chunks", "embedding_model", "embedding_dimensions")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_MODEL_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDING_DIMENSIONS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    documents: int
+    chunks: int
+    embedding_model: str
+    embedding_dimensions: int
+    def __init__(self, name: _Optional[str] = ..., documents: _Optional[int] = ..., chunks: _Optional[int] = ..., embedding_model: _Optional[str] = ..., embedding_dimensions: _Optional[int] = ...) -> None: ...
+
+class ListCollectionsResponse(_message.Message):
+    __slots__ = ("collections", "backend")
+    COLLECTIONS_FIELD_NUMBER: _ClassVar[int]
+    BACKEND_FIELD_NUMBER: _ClassVar[int]
+    collections: _containers.RepeatedCompositeFieldContainer[CollectionInfo]
+    backend: str
+    def __init__(self, collections: _Optional[_Iterable[_Union[CollectionInfo, _Mapping]]] = ..., backend: _Optional[str] = ...) -> None: ...
+
+class DeleteCollectionRequest(_message.Message):
+    __slots__ = ("collection",)
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    collection: str
+    def __init__(self, collection: _Optional[str] = ...) -> None: ...
+
+class DeleteCollectionResponse(_message.Message):
+    __slots__ = ("deleted_documents", "deleted_chunks")
+    DELETED_DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    DELETED_CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    deleted_documents: int
+    deleted_chunks: int
+    def __init__(self, deleted_documents: _Optional[int] = ..., deleted_chunks: _Optional[int] = ...) -> None: ...
