@@ -103,7 +103,11 @@ def heading_questions(corpus: Path, count: int) -> list[Question]:
     step = max(1, len(headings) // max(1, count))
     return [
         Question(
-            id=f"h-{i:03d}", question=f"What is {title}?", answerable=True, split=HEADINGS_SPLIT, form="definition"
+            id=f"h-{i:03d}",
+            question=f"What is {title}?",
+            answerable=True,
+            split=HEADINGS_SPLIT,
+            form="definition",
         )
         for i, title in enumerate(headings[::step][:count])
     ]
