@@ -6,9 +6,11 @@ The rule looks for them in the answer text (citation markers dropped):
 
 - `expect` is cut into items at ";" and "," and at " and " / " or " ("goal, feedback and result" is
   three items), so each item of a list counts alike, however many words it has;
-- an item's terms are its content words, stemmed ("joints" finds "joint"), and its numbers, which
-  must appear exactly ("0.001", "3.10", "2-3" is 2 and 3; "nine" in the answer counts as 9);
-- an item's coverage is the share of its terms in the answer; the answer's score is the mean
+- an item's terms are its content words, stemmed ("joints" finds "joint"; words of PREFIX letters
+  or more also match on their first PREFIX letters: "cancellable" finds "cancelled"), and its
+  numbers, which must appear exactly ("0.001", "3.10", "2-3" is 2 and 3; "nine" counts as 9);
+- an item's coverage is the share of its terms in the answer, and nothing when one of its numbers
+  is missing (the number is the answer: "Python 3.10+" is not answered by "Python"); the answer's score is the mean
   coverage over items: correct at CORRECT_SHARE or more, partial at PARTIAL_SHARE or more,
   else wrong;
 - a selected-text question asks for other words: an answer that repeats the highlight is at most
@@ -33,6 +35,7 @@ CORRECT_SHARE = 0.6
 PARTIAL_SHARE = 0.3
 # An answer whose words are this much the highlight's repeats it instead of explaining it.
 REPEATED_HIGHLIGHT = 0.75
+PREFIX = 6
 
 _ITEM_SPLIT = re.compile(r"[;,]|\s(?:and|or)\s", re.IGNORECASE)
 # Words, and numbers with their decimal points ("3.10", "9.8"); "2-3" and "HRP-1" split at "-".
@@ -86,13 +89,27 @@ def judge_correctness(
         raise ValueError(f"expect {expect!r} has no term to look for")
     plain = MARKER_RE.sub(" ", answer)
     said = set(terms(plain))
-    coverage = [sum(t in said for t in item) / len(item) for item in items]
+    said |= {t[:PREFIX] for t in said if len(t) >= PREFIX and not t[0].isdigit()}
+    coverage = [_coverage(item, said) for item in items]
     score = round(sum(coverage) / len(coverage), 3)
-    missing = tuple(dict.fromkeys(t for item in items for t in item if t not in said))
+    missing = tuple(dict.fromkeys(t for item in items for t in item if not _found(t, said)))
     verdict = "correct" if score >= CORRECT_SHARE else "partial" if score >= PARTIAL_SHARE else "wrong"
     if verdict == "correct" and selected_text and repeats(plain, selected_text):
         verdict = "partial"
     return Correctness(verdict, score, missing)
+
+
+def _found(term: str, said: set[str]) -> bool:
+    if term in said:
+        return True
+    return len(term) >= PREFIX and not term[0].isdigit() and term[:PREFIX] in said
+
+
+def _coverage(item: list[str], said: set[str]) -> float:
+    found = [_found(t, said) for t in item]
+    if any(t[0].isdigit() and not f for t, f in zip(item, found, strict=True)):
+        return 0.0
+    return sum(found) / len(found)
 
 
 def repeats(answer: str, highlight: str) -> bool:

@@ -57,8 +57,17 @@ def test_numbers_must_appear_exactly():
     assert verdict("15", "Documentation is worth some points [15].") == "wrong"
 
 
+def test_an_item_missing_its_number_counts_nothing():
+    # "python" alone would be half the item; without 3.10 the question is not answered
+    assert verdict("Python 3.10+", "rclpy lets Python developers create ROS 2 nodes [4].") == "wrong"
+    assert verdict("Python 3.10+", "ROS 2 Humble needs Python 3.10 or newer [1].") == "correct"
+
+
 def test_word_forms_fold_together():
     assert verdict("linear sliding movement", "It slides linearly: linear slide moves [1].") == "correct"
+    # long words also match on their first six letters
+    assert verdict("cancellable", "Goals can be cancelled [2].") == "correct"
+    assert verdict("cancellable", "Goals can be cancer [2].") == "wrong"
 
 
 def test_unanswerable_questions_are_correct_only_when_declined():
