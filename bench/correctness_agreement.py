@@ -9,8 +9,10 @@ question id, whether it was declined, the answer text and a human verdict (corre
 wrong) with a few words why, written before the rule's verdict was looked at. This bench runs the
 rule (services/commands/correctness.py) on each stored answer, with the question's `expect` and
 highlight from the question file, and prints per split (the thresholds are tuned on "tune",
-agreement is reported on "report"): the share of answers where the rule and the human agree,
-the confusion counts (human verdict → rule verdict) and each disagreement.
+agreement is reported on "report"): the share of answers where the rule and the human agree (on
+the three verdicts, and on correct or not),
+the confusion counts (human verdict → rule verdict), the share each calls correct, and each
+disagreement.
 
 --draft turns the JSON of `glossator eval answers --json --rows` or `bench.llm_answers --json`
 into a judged file with empty verdicts, for a human to fill in: it leaves the rule's verdict out.
@@ -45,13 +47,24 @@ def rule_verdict(question: Question, answer: dict) -> str:
 
 
 def agreement(pairs: list[tuple[str, str]]) -> dict:
-    """Share equal and the confusion counts of (human, rule) verdict pairs."""
+    """Share equal, the confusion counts of (human, rule) verdict pairs, and the share each side
+    calls correct."""
     confusion = Counter(pairs)
     return {
         "answers": len(pairs),
         "agree": round(sum(h == r for h, r in pairs) / len(pairs), 3) if pairs else None,
+        # on the headline alone: both call it correct, or neither does
+        "agree_correct": (
+            round(sum((h == "correct") == (r == "correct") for h, r in pairs) / len(pairs), 3)
+            if pairs
+            else None
+        ),
         "confusion": {
             f"{h}->{r}": confusion[(h, r)] for h in VERDICTS for r in VERDICTS if confusion[(h, r)]
+        },
+        "correct": {
+            side: round(sum(p[i] == "correct" for p in pairs) / len(pairs), 3) if pairs else None
+            for i, side in enumerate(("human", "rule"))
         },
     }
 
@@ -131,8 +144,13 @@ def main() -> None:
         *(("split " + s, f) for s, f in report["splits"].items()),
     ]:
         agree = "-" if figures["agree"] is None else f"{figures['agree']:.0%}"
+        binary = "-" if figures["agree_correct"] is None else f"{figures['agree_correct']:.0%}"
         confusion = ", ".join(f"{k} {n}" for k, n in figures["confusion"].items())
-        print(f"{name:<32} {figures['answers']:>3} answers, agree {agree:>4}  (human->rule: {confusion})")
+        correct = figures["correct"]
+        print(
+            f"{name:<26} {figures['answers']:>3} answers, agree {agree:>4} (on correct or not {binary:>4}), correct: human "
+            f"{correct['human']}, rule {correct['rule']}  (human->rule: {confusion})"
+        )
 
 
 if __name__ == "__main__":
