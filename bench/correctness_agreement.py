@@ -70,25 +70,25 @@ def agreement(pairs: list[tuple[str, str]]) -> dict:
 
 
 def compare(paths: list[Path]) -> dict:
-    """Per split, and per judged file, the agreement of the rule with the human verdicts."""
+    """Per split, and per judged file and split, the agreement of the rule with the human verdicts."""
     by_split: dict[str, list[tuple[str, str]]] = {s: [] for s in SPLITS}
     files, disagreements = {}, []
     for path in paths:
         judged = yaml.safe_load(path.read_text(encoding="utf-8"))
         questions = {q.id: q for q in load_questions(ROOT / judged["questions"]).questions}
-        pairs = []
+        pairs: dict[str, list[tuple[str, str]]] = {s: [] for s in SPLITS}
         for answer in judged["answers"]:
             question = questions[answer["id"]]
             human, rule = answer["verdict"], rule_verdict(question, answer)
             if human not in VERDICTS:
                 raise ValueError(f"{path.name} {answer['id']}: verdict {human!r} is not one of {VERDICTS}")
             by_split[question.split].append((human, rule))
-            pairs.append((human, rule))
+            pairs[question.split].append((human, rule))
             if human != rule:
                 disagreements.append(
                     f"{path.stem} {answer['id']} ({question.split}): human {human}, rule {rule}"
                 )
-        files[path.stem] = agreement(pairs)
+        files.update({f"{path.stem} {s}": agreement(p) for s, p in pairs.items() if p})
     return {
         "splits": {s: agreement(p) for s, p in by_split.items()},
         "files": files,
@@ -148,7 +148,7 @@ def main() -> None:
         confusion = ", ".join(f"{k} {n}" for k, n in figures["confusion"].items())
         correct = figures["correct"]
         print(
-            f"{name:<26} {figures['answers']:>3} answers, agree {agree:>4} (on correct or not {binary:>4}), correct: human "
+            f"{name:<33} {figures['answers']:>3} answers, agree {agree:>4} (on correct or not {binary:>4}), correct: human "
             f"{correct['human']}, rule {correct['rule']}  (human->rule: {confusion})"
         )
 
