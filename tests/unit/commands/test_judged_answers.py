@@ -11,9 +11,11 @@ from bench.correctness_agreement import JUDGED, agreement, compare
 from services.commands.correctness import VERDICTS
 
 ROOT = Path(__file__).resolve().parents[3]
-# The rule's agreement with the human verdicts on the report split when it was tuned (README):
-# a change to the rule that agrees less with a reader fails here.
-REPORT_AGREEMENT_FLOOR = 0.7
+# The rule's agreement with the human verdicts on the report split when it was tuned (README:
+# 0.69 on the three verdicts, 0.82 on correct or not): a change to the rule that agrees less with
+# a reader fails here.
+REPORT_AGREEMENT_FLOOR = 0.65
+REPORT_CORRECT_AGREEMENT_FLOOR = 0.8
 
 
 def test_agreement_counts_pairs_and_confusions():
@@ -25,6 +27,7 @@ def test_agreement_counts_pairs_and_confusions():
         "agree": 0.5,
         "agree_correct": 1.0,
         "confusion": {"correct->correct": 1, "partial->wrong": 2, "wrong->wrong": 1},
+        "correct": {"human": 0.25, "rule": 0.25},
     }
 
 
@@ -48,3 +51,4 @@ def test_the_rule_agrees_with_the_human_reading_on_the_report_split():
     report = compare(sorted(JUDGED.glob("*.yaml")))["splits"]["report"]
     assert report["answers"] >= 60
     assert report["agree"] >= REPORT_AGREEMENT_FLOOR
+    assert report["agree_correct"] >= REPORT_CORRECT_AGREEMENT_FLOOR
