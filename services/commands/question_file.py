@@ -3,11 +3,12 @@
 Read by `glossator eval answers --questions` and by bench/llm_answers.py. A file names `corpus`
 (the book's folder), `collection` (the collection it is ingested into) and `questions`, each with
 `id`, `question`, `form` (one of FORMS: what kind of answer it asks for), `answerable`, `split`
-(tune or report), and for an answerable question `source`
-(the file that answers it, relative to `corpus`) and `expect` (a few words of the answer, for a
-human); optionally `selected_text` (the reader's highlight) and `session` (questions sharing one
-are asked in one session, in file order). A relative `corpus` is found from the working directory,
-or else from the repository root, where the files in bench/questions are written from.
+(tune or report), and for an answerable question `source` (the file that answers it, relative to
+`corpus`) and `expect` (the key words of that page's answer, which the correctness rule looks for
+in the answer: correctness.py); optionally `selected_text` (the reader's highlight) and `session`
+(questions sharing one are asked in one session, in file order). A relative `corpus` is found from
+the working directory, or else from the repository root, where the files in bench/questions are
+written from.
 """
 
 from __future__ import annotations
