@@ -17,8 +17,11 @@ is printed: the one the run started with and the one the response names, when th
 (GLOSSATOR_AGENT_LLM_TIMEOUT_SECONDS) unless the environment sets one.
 
 Per question, and in total:
+- correct / partial / wrong: whether the answer holds the page's answer, the question's `expect`
+  words (services/commands/correctness.py); an unanswerable question is correct when declined;
 - retrieved: a retrieval event with at least one chunk;
 - cited: the final answer has a [n] marker, and every marker names one of the response's sources;
+- right page: one of the cited sources is the question's source file;
 - grounded: validation status VALIDATED and is_grounded; flagged: VALIDATED but not grounded;
 - replaced: validation status REPLACED (the agent swapped the answer); declined: response.not_covered;
 - leaked: textguard.find_leaks finds echoed instructions, template tokens or tool-call markup in the
@@ -55,6 +58,8 @@ from services.agent.config import AgentSettings
 from services.agent.models.textguard import find_leaks
 from services.agent.prompt import INSTRUCTIONS
 from services.agent.tools import TOOL_NAME
+from services.commands.answer_quality import cited_sources, is_page
+from services.commands.correctness import judge_correctness, verdict_figures
 from services.commands.ingest import ingest_folder
 from services.commands.question_file import Question, QuestionSet, load_questions, select
 from services.common.clients import make_channel
@@ -165,10 +170,24 @@ def judge(question: Question, outcome: Outcome) -> dict:
     validated = grounding.status == agent_pb2.VALIDATION_STATUS_VALIDATED
     markers = marker_indexes(response.answer)
     leaks = list(dict.fromkeys(leaks_in(outcome.streamed) + leaks_in(response.answer)))
+    correctness = judge_correctness(
+        question.expect,
+        response.answer,
+        answerable=question.answerable,
+        declined=response.not_covered,
+        answered=outcome.status == "OK",
+        selected_text=question.selected_text,
+    )
     return {
         "id": question.id,
         "split": question.split,
+        "form": question.form,
         "answerable": question.answerable,
+        "question": question.question,
+        "expect": question.expect,
+        "correctness": correctness.verdict,
+        "expect_share": correctness.score,
+        "missing": list(correctness.missing),
         "session": question.session,
         "session_id": outcome.session_id,
         "selected_text": bool(question.selected_text),
@@ -188,6 +207,8 @@ def judge(question: Question, outcome: Outcome) -> dict:
         "sources": len(response.sources),
         "retrieved": outcome.chunks_retrieved > 0,
         "cited": bool(markers) and set(markers) <= {s.index for s in response.sources},
+        "right_page": question.answerable
+        and any(is_page(s, question.source) for s in cited_sources(response)),
         "grounded": validated and grounding.is_grounded,
         "flagged": validated and not grounding.is_grounded,
         "replaced": grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED,
@@ -261,10 +282,15 @@ def totals(records: list[dict]) -> dict:
 
     return {
         "questions": len(records),
+        "correct": round(sum(r["correctness"] == "correct" for r in records) / len(records), 3)
+        if records
+        else None,
+        "answerable_verdicts": verdict_figures([r["correctness"] for r in answerable]),
         "answerable": len(answerable),
         "unanswerable": len(unanswerable),
         "answerable_retrieved": share(answerable, "retrieved"),
         "answerable_cited": share(answerable, "cited"),
+        "answerable_right_page": share(answerable, "right_page"),
         "answerable_grounded": share(answerable, "grounded"),
         "answerable_declined": share(answerable, "declined"),
         "answerable_replaced": sum(r["replaced"] for r in answerable),
@@ -292,7 +318,7 @@ def question_line(record: dict) -> str:
         head += f"  (started {record['started_model']}, answered {record['model']})"
     kind = "ans" if record["answerable"] else "unans"
     return (
-        f"{record['id']:<7} {record['split']:<6} {kind:<5} {flags} {verdict(record):<5} "
+        f"{record['id']:<7} {record['split']:<6} {kind:<5} {record['correctness']:<7} {flags} {verdict(record):<5} "
         f"first {first:>6} total {record['total_ms'] / 1000:>7.2f}s  {head}"
     )
 
@@ -301,9 +327,15 @@ def print_totals(t: dict, out=sys.stdout) -> None:
     def pct(value: float | None) -> str:
         return "-" if value is None else f"{value:.0%}"
 
+    v = t["answerable_verdicts"]
     print(
-        f"\nanswerable ({t['answerable']}): retrieved {pct(t['answerable_retrieved'])}, cited "
-        f"{pct(t['answerable_cited'])}, grounded {pct(t['answerable_grounded'])}, declined "
+        f"\ncorrect {pct(t['correct'])} of {t['questions']} questions (unanswerable: when declined); "
+        f"answerable: correct {pct(v['correct'])}, partial {pct(v['partial'])}, wrong {pct(v['wrong'])}",
+        file=out,
+    )
+    print(
+        f"answerable ({t['answerable']}): retrieved {pct(t['answerable_retrieved'])}, cited "
+        f"{pct(t['answerable_cited'])}, right page {pct(t['answerable_right_page'])}, grounded {pct(t['answerable_grounded'])}, declined "
         f"{pct(t['answerable_declined'])}, replaced {t['answerable_replaced']}, flagged {t['answerable_flagged']}",
         file=out,
     )

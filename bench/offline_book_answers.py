@@ -102,7 +102,13 @@ def heading_questions(corpus: Path, count: int) -> list[Question]:
                 headings.append(title)
     step = max(1, len(headings) // max(1, count))
     return [
-        Question(id=f"h-{i:03d}", question=f"What is {title}?", answerable=True, split=HEADINGS_SPLIT)
+        Question(
+            id=f"h-{i:03d}",
+            question=f"What is {title}?",
+            answerable=True,
+            split=HEADINGS_SPLIT,
+            form="definition",
+        )
         for i, title in enumerate(headings[::step][:count])
     ]
 

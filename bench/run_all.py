@@ -2,7 +2,9 @@
 
 Speed (services in their own processes, over gRPC): ingest_bench (needs `make setup-torch`: it
 compares with PyTorch), retrieval_bench, validation_bench, agent_bench.
-Quality through the public RPCs: `glossator eval retrieval|grounding|answers` on ../shared/eval.
+Quality through the public RPCs: `glossator eval retrieval|grounding|answers` on ../shared/eval,
+the books' question files (correctness, the headline) and the correctness rule's agreement with
+the judged answers.
 """
 
 from __future__ import annotations
@@ -33,6 +35,13 @@ RUNS = [
         DATA,
     ],
     ["glossator", "eval", "answers", "--squad", SQUAD, "--embedded", DATA],
+    # the headline: correct / partial / wrong on the books' report splits, and the rule's
+    # agreement with the human reading of judged answers
+    *(
+        ["glossator", "eval", "answers", "--questions", path, "--split", "report", "--embedded", DATA]
+        for path in ("bench/questions/physical-ai-book.yaml", "bench/questions/agentfactory.yaml")
+    ),
+    [sys.executable, "-m", "bench.correctness_agreement"],
 ]
 
 

@@ -1,5 +1,6 @@
 """What `glossator eval answers --questions` checks in one answer, and the figures over many.
 
+- correct / partial / wrong: whether the answer holds the page's answer (correctness.py);
 - right page: one of the sources the answer cites ([n] markers) is the question's source file;
 - Markdown fragments: raw Markdown syntax left in the answer text (a reader sees it as is);
 - duplicate sentences: two sentences of one answer that say the same thing;
@@ -16,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from glossator.v1 import agent_pb2
 from services.agent.citations import MARKER_RE, marker_indexes
+from services.commands.correctness import judge_correctness, verdict_figures
 from services.commands.question_file import Question, normalise_source
 
 # --- Markdown left in the answer -------------------------------------------------------------
@@ -106,12 +108,25 @@ def judge_answer(
     cited = cited_sources(response)
     duplicate = duplicate_sentences(response.answer)
     grounding = response.grounding
+    correctness = judge_correctness(
+        question.expect,
+        response.answer,
+        answerable=question.answerable,
+        declined=ok and response.not_covered,
+        answered=ok,
+        selected_text=question.selected_text,
+    )
     return {
         "id": question.id,
         "split": question.split,
+        "form": question.form,
         "answerable": question.answerable,
         "question": question.question,
         "source": question.source,
+        "expect": question.expect,
+        "correctness": correctness.verdict,
+        "expect_share": correctness.score,
+        "missing": list(correctness.missing),
         "status": status,
         "detail": detail,
         "model": response.model,
@@ -138,9 +153,11 @@ def _share(rows: list[dict], test) -> float | None:
 def question_figures(records: list[dict]) -> dict:
     """The figures of a question set.
 
-    answerable (shares of all its questions, a failed call counting as a miss): right_page,
+    correct: the share of all questions answered correctly (an unanswerable one by declining);
+    answerable: correct / partial / wrong (shares), and (shares of all its questions, a failed call counting as a miss): right_page,
     grounded, declined; unanswerable: declined; answers (the calls that returned, declined or
-    not): markdown and duplicates (shares with at least one), median_chars; status: the count of
+    not): markdown and duplicates (shares with at least one), median_chars; forms: the share of
+    answerable questions of each form answered correctly; status: the count of
     each gRPC status other than OK. A share is None when there is nothing to divide by.
     """
     answerable = [r for r in records if r["answerable"]]
@@ -149,8 +166,10 @@ def question_figures(records: list[dict]) -> dict:
     lengths = [r["chars"] for r in answered]
     return {
         "questions": len(records),
+        "correct": _share(records, lambda r: r["correctness"] == "correct"),
         "answerable": {
             "questions": len(answerable),
+            **verdict_figures([r["correctness"] for r in answerable]),
             "right_page": _share(answerable, lambda r: r["right_page"]),
             "grounded": _share(answerable, lambda r: r["grounded"]),
             "declined": _share(answerable, lambda r: r["declined"]),
@@ -164,6 +183,12 @@ def question_figures(records: list[dict]) -> dict:
             "markdown": _share(answered, lambda r: r["markdown"]),
             "duplicates": _share(answered, lambda r: r["duplicate"]),
             "median_chars": statistics.median(lengths) if lengths else None,
+        },
+        "forms": {
+            form: _share(
+                [r for r in answerable if r["form"] == form], lambda r: r["correctness"] == "correct"
+            )
+            for form in sorted({r["form"] for r in answerable})
         },
         "status": dict(Counter(r["status"] for r in records if r["status"] != "OK")),
         "models": dict(Counter(r["model"] for r in records if r["model"])),

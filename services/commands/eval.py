@@ -6,9 +6,10 @@
   precision/recall of "not grounded", p50/p99 validation time.
 - answers: questions asked through AskStream. --squad: answer containment and own-paragraph
   citations on SQuAD. --questions: a question file's book (bench/questions/*.yaml) ingested into
-  its collection, then per split the share of answerable questions citing the right page,
-  grounded and declined, unanswerable ones declined, answers with Markdown fragments or a repeated
-  sentence, the median answer length and the calls that did not end OK (answer_quality.py).
+  its collection, then per split the share of questions answered correctly (correctness.py), of
+  answerable questions correct, partial and wrong, citing the right page, grounded and declined,
+  unanswerable ones declined, answers with Markdown fragments or a repeated sentence, the median
+  answer length and the calls that did not end OK (answer_quality.py).
 """
 
 from __future__ import annotations
@@ -96,8 +97,8 @@ def add_parser(commands) -> None:
         help="answer quality through AskStream: SQuAD containment, or a question file on a real book",
         description="Asks questions through AskStream and scores the answers. --squad: SQuAD "
         "paragraphs, answer containment and citations. --questions: a question file "
-        "(bench/questions/*.yaml); its book is ingested into its collection, then the right page "
-        "cited, grounded, declined, Markdown fragments, repeated sentences and answer length.",
+        "(bench/questions/*.yaml); its book is ingested into its collection, then correct / partial / "
+        "wrong (the expected key words in the answer), the right page cited, grounded, declined, Markdown fragments, repeated sentences and answer length.",
     )
     questions = answers.add_mutually_exclusive_group(required=True)
     questions.add_argument("--squad", type=Path, help="a SQuAD v1.1 JSON file")
@@ -592,13 +593,14 @@ _ROW_FLAGS = (
 
 
 def question_row(record: dict) -> str:
-    """One line a question: id, split, kind, status, flags, length, first cited page, answer head."""
+    """One line a question: id, split, kind, verdict, status, flags, length, first cited page,
+    answer head."""
     flags = "".join(letter if record[key] else "." for letter, key in _ROW_FLAGS)
     kind = "ans" if record["answerable"] else "unans"
     text = record["answer"] if record["status"] == "OK" else record["detail"]
     cited = record["cited"][0] if record["cited"] else "-"
     return (
-        f"{record['id']:<8} {record['split']:<6} {kind:<5} {record['status']:<6} {flags} "
+        f"{record['id']:<8} {record['split']:<6} {kind:<5} {record['correctness']:<7} {record['status']:<6} {flags} "
         f"{record['chars']:>5} {cited[:48]:<48} {' '.join(text.split())[:70]}"
     )
 
@@ -609,18 +611,21 @@ def print_question_figures(report: dict) -> None:
 
     rows = [("all", report["figures"]), *report.get("splits", {}).items()]
     print(
-        f"{'split':<7} {'answerable':>10} {'right page':>10} {'grounded':>9} {'declined':>9} "
+        f"{'split':<7} {'correct':>7} {'answerable':>10} {'correct':>7} {'partial':>7} {'wrong':>6} "
+        f"{'right page':>10} {'grounded':>9} {'declined':>9} "
         f"{'unanswerable':>12} {'declined':>9} {'markdown':>9} {'duplicates':>10} {'median chars':>12}"
     )
     for name, f in rows:
         a, u, answers = f["answerable"], f["unanswerable"], f["answers"]
         median = "-" if answers["median_chars"] is None else f"{answers['median_chars']:g}"
         print(
-            f"{name:<7} {a['questions']:>10} {pct(a['right_page']):>10} {pct(a['grounded']):>9} "
+            f"{name:<7} {pct(f['correct']):>7} {a['questions']:>10} {pct(a['correct']):>7} "
+            f"{pct(a['partial']):>7} {pct(a['wrong']):>6} {pct(a['right_page']):>10} {pct(a['grounded']):>9} "
             f"{pct(a['declined']):>9} {u['questions']:>12} {pct(u['declined']):>9} "
             f"{pct(answers['markdown']):>9} {pct(answers['duplicates']):>10} {median:>12}"
         )
     f = report["figures"]
+    print("correct by form (answerable): " + ", ".join(f"{form} {pct(v)}" for form, v in f["forms"].items()))
     status = ", ".join(f"{code} {n}" for code, n in sorted(f["status"].items())) or "none"
     models = ", ".join(f"{m} ({n})" for m, n in f["models"].items()) or "no model"
     print(f"calls not OK: {status} · answered by: {models}")

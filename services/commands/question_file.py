@@ -2,11 +2,13 @@
 
 Read by `glossator eval answers --questions` and by bench/llm_answers.py. A file names `corpus`
 (the book's folder), `collection` (the collection it is ingested into) and `questions`, each with
-`id`, `question`, `answerable`, `split` (tune or report), and for an answerable question `source`
-(the file that answers it, relative to `corpus`) and `expect` (a few words of the answer, for a
-human); optionally `selected_text` (the reader's highlight) and `session` (questions sharing one
-are asked in one session, in file order). A relative `corpus` is found from the working directory,
-or else from the repository root, where the files in bench/questions are written from.
+`id`, `question`, `form` (one of FORMS: what kind of answer it asks for), `answerable`, `split`
+(tune or report), and for an answerable question `source` (the file that answers it, relative to
+`corpus`) and `expect` (the key words of that page's answer, which the correctness rule looks for
+in the answer: correctness.py); optionally `selected_text` (the reader's highlight) and `session`
+(questions sharing one are asked in one session, in file order). A relative `corpus` is found from
+the working directory, or else from the repository root, where the files in bench/questions are
+written from.
 """
 
 from __future__ import annotations
@@ -20,6 +22,11 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPLITS = ("tune", "report")
+# The kinds of question a reader asks, each covered by the shipped question files: a definition,
+# how, why, a value (a number, a name, a year), a list ("which three ..."), a comparison, a
+# follow-up (a later question of a session, leaning on the earlier one) and selected-text (a
+# highlighted passage to explain).
+FORMS = ("definition", "how", "why", "value", "list", "comparison", "follow-up", "selected-text")
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,7 @@ class Question:
     expect: str = ""
     session: str = ""
     selected_text: str = ""
+    form: str = ""  # required in a question file; one of FORMS
 
 
 @dataclass(frozen=True)
@@ -47,7 +55,8 @@ class QuestionFileError(ValueError):
 
 
 def load_questions(path: Path) -> QuestionSet:
-    """The YAML file, checked: known keys, unique ids, a split each, one split per session, and
+    """The YAML file, checked: known keys, unique ids, a split each, one split per session, a known
+    form each (a follow-up inside its session, a selected-text question with its highlight), and
     every answerable question's source an existing file of the corpus."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -61,7 +70,7 @@ def load_questions(path: Path) -> QuestionSet:
         unknown = set(item) - known
         if unknown:
             raise QuestionFileError(f"{path}: question {item.get('id')!r} has unknown keys {sorted(unknown)}")
-        missing = {"id", "question", "answerable", "split"} - set(item)
+        missing = {"id", "question", "form", "answerable", "split"} - set(item)
         if missing:
             raise QuestionFileError(f"{path}: question {item.get('id')!r} lacks {sorted(missing)}")
         values = {key: value if key == "answerable" else str(value) for key, value in item.items()}
@@ -75,6 +84,7 @@ def load_questions(path: Path) -> QuestionSet:
         f"{q.id}: answerable must be true or false" for q in questions if not isinstance(q.answerable, bool)
     ]
     problems += _source_problems(questions, corpus)
+    problems += _form_problems(questions)
     sessions: dict[str, set[str]] = {}
     for q in questions:
         if q.session:
@@ -107,6 +117,25 @@ def _source_problems(questions: list[Question], corpus: Path) -> list[str]:
             problems.append(f"{q.id}: an answerable question needs the source file that answers it")
         elif not (corpus / q.source).is_file():
             problems.append(f"{q.id}: source {q.source} is not a file of the corpus {corpus}")
+    return problems
+
+
+def _form_problems(questions: list[Question]) -> list[str]:
+    """A known form each; a follow-up is a later question of its session, a selected-text
+    question carries its highlight."""
+    problems = [
+        f"{q.id}: form must be one of {', '.join(FORMS)}, not {q.form!r}"
+        for q in questions
+        if q.form not in FORMS
+    ]
+    seen_sessions: set[str] = set()
+    for q in questions:
+        if q.form == "follow-up" and q.session not in seen_sessions:
+            problems.append(f"{q.id}: a follow-up needs an earlier question of its session")
+        if q.form == "selected-text" and not q.selected_text:
+            problems.append(f"{q.id}: a selected-text question needs selected_text")
+        if q.session:
+            seen_sessions.add(q.session)
     return problems
 
 

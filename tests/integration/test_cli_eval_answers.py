@@ -70,14 +70,24 @@ def test_the_sample_docs_are_ingested_asked_and_scored(tmp_path, capsys):
     right = [row for row in rows.values() if row["right_page"]]
     assert all(row["source"] in row["cited"] for row in right)  # a folder ingest: the id is the path
     assert rows["sd-07"]["answer"]  # the follow-up of session "search-modes" was answered too
+    # correctness leads: a verdict per row, the unanswerable ones correct exactly when declined
+    assert all(row["correctness"] in ("correct", "partial", "wrong") for row in rows.values())
+    unanswerable = [row for row in rows.values() if not row["answerable"]]
+    assert all((row["correctness"] == "correct") == row["declined"] for row in unanswerable)
+    verdicts = [figures["answerable"][v] for v in ("correct", "partial", "wrong")]
+    assert sum(verdicts) == pytest.approx(1.0, abs=0.001)
+    correct = sum(row["correctness"] == "correct" for row in rows.values())
+    assert figures["correct"] == pytest.approx(correct / 14, abs=0.001)
+    assert set(figures["forms"]) <= {row["form"] for row in rows.values()}
 
     # A second run skips the unchanged documents and prints the table.
     assert main([*argv, "--split", "report"]) == exit_codes.OK
     out = capsys.readouterr().out
     assert "ingested in" in out and "0 indexed, 5 unchanged" in out
     header = next(line for line in out.splitlines() if line.startswith("split"))
-    assert header.split()[:4] == ["split", "answerable", "right", "page"]
-    assert next(line for line in out.splitlines() if line.startswith("all ")).split()[1] == "5"
+    assert header.split()[:6] == ["split", "correct", "answerable", "correct", "partial", "wrong"]
+    assert next(line for line in out.splitlines() if line.startswith("all ")).split()[2] == "5"
+    assert "correct by form (answerable): " in out
 
 
 def test_squad_or_questions_is_required_and_not_both(capsys):

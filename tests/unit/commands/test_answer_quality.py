@@ -129,8 +129,10 @@ def test_only_sources_the_answer_cites_count():
 
 # --- one record, and the figures ---
 
-ANSWERABLE = Question("q-1", "When did it open?", True, "tune", source="guide/bridges.md")
-UNANSWERABLE = Question("q-n1", "Who won the cup?", False, "report")
+ANSWERABLE = Question(
+    "q-1", "When did it open?", True, "tune", source="guide/bridges.md", expect="1932", form="value"
+)
+UNANSWERABLE = Question("q-n1", "Who won the cup?", False, "report", form="value")
 
 
 def response(answer: str, *, document_id="guide/bridges.md", grounded=True, not_covered=False):
@@ -177,8 +179,14 @@ def test_the_figures_over_a_question_set():
     ]
     figures = question_figures(records)
     assert figures["questions"] == 5
+    # correct: both answers holding 1932 (grounded or not) and the declined unanswerable question
+    assert figures["correct"] == 0.6
+    assert [r["correctness"] for r in records] == ["correct", "correct", "wrong", "correct", "wrong"]
     assert figures["answerable"] == {
         "questions": 3,
+        "correct": 0.6667,
+        "partial": 0.0,
+        "wrong": 0.3333,
         "right_page": 0.3333,
         "grounded": 0.3333,
         "declined": 0.0,
@@ -189,6 +197,7 @@ def test_the_figures_over_a_question_set():
     assert answers["median_chars"] == (22 + 29) / 2  # of 13, 22, 29 and 53 characters
     assert figures["status"] == {"DEADLINE_EXCEEDED": 1}
     assert figures["models"] == {"offline-extractive": 4}
+    assert figures["forms"] == {"value": 0.6667}
 
 
 def test_the_figures_of_an_empty_side_are_none():

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from services.commands.correctness import expect_items
 from services.commands.question_file import (
+    FORMS,
     QuestionFileError,
     conversations,
     find_corpus,
@@ -29,6 +31,7 @@ def write(tmp_path: Path, questions: str, corpus: str = "book") -> Path:
 ANSWERABLE = """\
   - id: q-1
     question: When did the bridge open?
+    form: value
     answerable: true
     split: tune
     source: guide/bridges.md
@@ -38,7 +41,7 @@ ANSWERABLE = """\
 
 def test_a_good_file_loads_with_its_corpus_found_from_the_working_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    unanswerable = '  - {id: q-2, question: "Who won?", answerable: false, split: report}\n'
+    unanswerable = '  - {id: q-2, question: "Who won?", form: value, answerable: false, split: report}\n'
     qset = load_questions(write(tmp_path, ANSWERABLE + unanswerable))
     assert qset.corpus == (tmp_path / "book").resolve()
     assert qset.collection == "bridges"
@@ -88,6 +91,21 @@ def test_unknown_keys_and_a_session_over_two_splits_are_refused(tmp_path, monkey
         load_questions(write(tmp_path, first + follow_up))
 
 
+def test_forms_are_checked(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(QuestionFileError, match=r"q-1: form must be one of definition, how, .*not 'when'"):
+        load_questions(write(tmp_path, ANSWERABLE.replace("form: value", "form: when")))
+    with pytest.raises(QuestionFileError, match=r"q-1.*lacks \['form'\]"):
+        load_questions(write(tmp_path, ANSWERABLE.replace("    form: value\n", "")))
+    lone = ANSWERABLE.replace("form: value", "form: follow-up") + "    session: s\n"
+    with pytest.raises(QuestionFileError, match="q-1: a follow-up needs an earlier question of its session"):
+        load_questions(write(tmp_path, lone))
+    first = ANSWERABLE.replace("q-1", "q-0") + "    session: s\n"
+    assert [q.form for q in load_questions(write(tmp_path, first + lone)).questions] == ["value", "follow-up"]
+    with pytest.raises(QuestionFileError, match="q-1: a selected-text question needs selected_text"):
+        load_questions(write(tmp_path, ANSWERABLE.replace("form: value", "form: selected-text")))
+
+
 def test_a_missing_corpus_says_where_it_looked(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(QuestionFileError, match="corpus 'no-such-book' is not a folder"):
@@ -104,12 +122,17 @@ def test_the_shipped_question_files_load(name):
     path = ROOT / "bench" / "questions" / f"{name}.yaml"
     if name != "sample-docs" and not (ROOT.parent / "shared" / "eval" / "corpora").is_dir():
         pytest.skip("shared evaluation corpora not found")
-    questions = load_questions(path).questions
+    questions = load_questions(path).questions  # ids unique, sources exist, forms known
     answerable = [q for q in questions if q.answerable]
-    assert len(answerable) >= (10 if name == "sample-docs" else 30)
+    unanswerable = [q for q in questions if not q.answerable]
+    assert len(answerable) >= (10 if name == "sample-docs" else 60)
+    assert len(unanswerable) >= (4 if name == "sample-docs" else 12)
+    assert all(q.expect.strip() and expect_items(q.expect) for q in answerable)
     for kind in (True, False):  # splits alternate within answerable and within unanswerable questions
         splits = [q.split for q in questions if q.answerable is kind]
         assert splits == [("tune", "report")[i % 2] for i in range(len(splits))]
+    if name != "sample-docs":  # every form is asked in both splits
+        assert {(q.form, q.split) for q in answerable} == {(f, s) for f in FORMS for s in ("tune", "report")}
 
 
 def test_select_and_conversations_keep_sessions_together(tmp_path, monkeypatch):
