@@ -139,8 +139,6 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         collection = collection_name(options.collection, v)
         _check_link(v, "options.base_url", options.base_url)
         v.raise_if_any()
-        if self._disk is not None:
-            await asyncio.to_thread(self._check_disk_for, collection)
         await asyncio.to_thread(self._check_room_for, collection)
         pending = [first] if first.HasField("document") else []
         items = self._source_documents(pending, requests)
@@ -161,16 +159,14 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         finally:  # documents written before a failure or a cut-off stay: the collection changed
             self._searcher.forget(collection)
 
-    def _check_disk_for(self, collection: str) -> None:
-        """Room for what this ingest writes first: a new collection's files, or nothing yet (each
-        document's write is checked before it is made)."""
-        creating = collection not in self._store.list_collections()
-        self._disk.check(NEW_COLLECTION_BYTES if creating else 0)
-
     def _check_room_for(self, collection: str) -> None:
         """A new collection only while the server holds fewer than max_collections (concurrent
-        ingests into new names may pass together: at most max_concurrent_ingests over)."""
+        ingests into new names may pass together: at most max_concurrent_ingests over), and disk
+        for what this ingest writes first: a new collection's files, or nothing yet (each
+        document's write is checked before it is made)."""
         existing = self._store.list_collections()
+        if self._disk is not None:
+            self._disk.check(NEW_COLLECTION_BYTES if collection not in existing else 0)
         limit = self._settings.max_collections
         if collection not in existing and len(existing) >= limit:
             raise ResourceExhausted(
