@@ -283,6 +283,8 @@ def _turn(question: Question, outcome: Outcome, cited: list[Source], steps: list
         tool_calls=[ToolCallRecord(name=s.name, arguments=s.arguments, output=s.output) for s in steps],
         user_context=dict(question.user_context),
         selected_text=question.selected_text,
+        not_covered=outcome.not_covered,
+        grounding=outcome.validation.summary(),
     )
 
 

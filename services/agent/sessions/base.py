@@ -1,7 +1,7 @@
 """The session store interface, and the flow every backend shares.
 
-Backends implement a few storage primitives (`_insert`, `_fetch`, `_update`, `_iter_user`,
-`_idle_open`, `_purge`, `_load_page_token_key`, `close`); ownership, lifecycle, the cap on open
+Backends implement a few storage primitives (`_insert`, `_fetch`, `_update`, `_update_turn`,
+`_iter_user`, `_idle_open`, `_purge`, `_load_page_token_key`, `close`); ownership, lifecycle, the cap on open
 sessions, history, paging and the sweep are written here once, so both backends behave the same by
 construction and one test suite checks both.
 """
@@ -12,12 +12,12 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from services.agent.sessions.access import SessionTokens
 from services.agent.sessions.lifecycle import Clock, Lifecycle, SessionConfig, SessionRecord
-from services.agent.sessions.model import Session, Turn
+from services.agent.sessions.model import Feedback, Session, Turn
 from services.agent.sessions.paging import Cursor, PageTokens
 from services.common.errors import NotFound, Reason, ResourceExhausted, Unavailable, Violations
 from services.common.logging import get_logger
@@ -31,6 +31,7 @@ log = get_logger("glossator.agent.sessions")
 _ROLL_OVER_ATTEMPTS = 3
 
 Change = Callable[[SessionRecord], SessionRecord]
+TurnChange = Callable[[Turn], Turn]
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,11 @@ class SessionStore(ABC):
         one transaction, unless `change` returned the record unchanged. An exception raised by
         `change` writes nothing. A missing session raises `not_found`.
         """
+
+    @abstractmethod
+    async def _update_turn(self, session_id: str, query_id: str, change: TurnChange) -> Turn | None:
+        """Replaces the kept turn `query_id` of the session by `change(turn)` atomically; returns the
+        turn as it was before, or None (nothing written) when the session does not keep that turn."""
 
     @abstractmethod
     def _iter_user(self, user_id: str, after: Cursor | None) -> AsyncIterator[SessionRecord]:
@@ -172,6 +178,19 @@ class SessionStore(ABC):
         change = self._as_owner(user_id, self.lifecycle.after_turn, now)
         _, record = await self._update(session_id, change, turn)
         return self._session(record, now)
+
+    async def rate(
+        self, session_id: str, user_id: str, query_id: str, feedback: Feedback
+    ) -> tuple[Session, Feedback | None]:
+        """Stores the reader's feedback with the turn `query_id` (ended sessions too: it changes no
+        answer); returns the session (without turns) and the feedback replaced, if any. A query the
+        session does not keep (never asked there, or dropped by the history cap) is not found, as
+        another user's session is."""
+        record, _ = await self._owned(session_id, user_id, 0)  # a session's owner never changes
+        before = await self._update_turn(session_id, query_id, lambda turn: replace(turn, feedback=feedback))
+        if before is None:
+            raise NotFound(f"query {query_id} not found in session {session_id}")
+        return self._session(record, self._clock()), before.feedback
 
     async def end(self, session_id: str, user_id: str) -> Session:
         """Terminates the session (idempotent); returns it without its turns."""

@@ -29,7 +29,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import RedisError
 
-from services.agent.sessions.base import Change, SessionStore, log, not_found, unavailable
+from services.agent.sessions.base import Change, SessionStore, TurnChange, log, not_found, unavailable
 from services.agent.sessions.lifecycle import (
     Clock,
     SessionConfig,
@@ -219,6 +219,23 @@ class RedisSessionStore(SessionStore):
 
         with self._errors():
             return await self._redis.transaction(attempt, key, value_from_callable=True)
+
+    async def _update_turn(self, session_id: str, query_id: str, change: TurnChange) -> Turn | None:
+        turns_key = self._turns_key(session_id)
+
+        async def attempt(pipe: Pipeline) -> Turn | None:
+            bodies = await pipe.lrange(turns_key, 0, -1)
+            pipe.multi()
+            for position, body in enumerate(bodies):
+                turn = Turn.from_json(body)
+                if turn.query_id == query_id:
+                    # WATCHed: a turn appended (and the list trimmed) meanwhile makes this run again.
+                    pipe.lset(turns_key, position, change(turn).to_json())
+                    return turn
+            return None
+
+        with self._errors():
+            return await self._redis.transaction(attempt, turns_key, value_from_callable=True)
 
     async def _iter_user(self, user_id: str, after: Cursor | None) -> AsyncIterator[SessionRecord]:
         key = self._user_key(user_id)

@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
-from services.agent.sessions.base import Change, SessionStore, not_found, unavailable
+from services.agent.sessions.base import Change, SessionStore, TurnChange, not_found, unavailable
 from services.agent.sessions.lifecycle import (
     Clock,
     SessionConfig,
@@ -135,6 +135,9 @@ class SqliteSessionStore(SessionStore):
     ) -> tuple[SessionRecord, SessionRecord]:
         return await self._run(self._update_now, session_id, change, turn)
 
+    async def _update_turn(self, session_id: str, query_id: str, change: TurnChange) -> Turn | None:
+        return await self._run(self._update_turn_now, session_id, query_id, change)
+
     async def _iter_user(self, user_id: str, after: Cursor | None) -> AsyncIterator[SessionRecord]:
         while True:
             records = await self._run(self._user_page_now, user_id, after)
@@ -242,6 +245,21 @@ class SqliteSessionStore(SessionStore):
                     (session_id, after.turn_count - self.config.max_turns),
                 )
         return before, after
+
+    def _update_turn_now(self, session_id: str, query_id: str, change: TurnChange) -> Turn | None:
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT seq, body FROM turns WHERE session_id = ? AND json_extract(body, '$.query_id') = ?",
+                (session_id, query_id),
+            ).fetchone()
+            if row is None:
+                return None
+            before = Turn.from_json(row["body"])
+            conn.execute(
+                "UPDATE turns SET body = ? WHERE session_id = ? AND seq = ?",
+                (change(before).to_json(), session_id, row["seq"]),
+            )
+        return before
 
     def _user_page_now(self, user_id: str, after: Cursor | None) -> list[SessionRecord]:
         where, params = "user_id = ?", [user_id]
