@@ -38,7 +38,10 @@ function errorInfoReason(bytes: Uint8Array): string {
   return reason === undefined ? "" : new TextDecoder().decode(reason);
 }
 
-/** The wait a refusal asks for: RetryInfo in the status details, else a Retry-After header. */
+/** The wait a refusal asks for. The edge's Connect bridge drops status details, so RetryInfo
+ * (which gRPC-Web keeps) is only the first place looked; then retry-after, a header from the edge's
+ * rate limit or a trailer from the agent's (a unary call's trailers arrive as trailer-*); then the
+ * message, which ends "try again in N s". */
 export function retryAfterSeconds(error: ConnectError): number | undefined {
   for (const detail of error.details) {
     if ("type" in detail && detail.type === RETRY_INFO) {
@@ -46,16 +49,23 @@ export function retryAfterSeconds(error: ConnectError): number | undefined {
       if (seconds !== undefined) return Math.max(1, seconds);
     }
   }
-  const header = Number.parseInt(error.metadata.get("retry-after") ?? "", 10);
-  return Number.isFinite(header) && header >= 0 ? Math.max(1, header) : undefined;
+  const said =
+    error.metadata.get("retry-after") ??
+    error.metadata.get("trailer-retry-after") ??
+    /try again in (\d+(?:\.\d+)?) ?s\b/i.exec(error.rawMessage)?.[1];
+  const seconds = Math.ceil(Number.parseFloat(said ?? ""));
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.max(1, seconds) : undefined;
 }
 
-/** The ErrorInfo reason the server gave (e.g. ANSWER_VOID), or "". */
-export function errorReason(error: ConnectError): string {
+/** Whether the agent declared what it streamed void (ErrorInfo ANSWER_VOID; over the Connect
+ * bridge, which drops details, its message says so): the partial answer must not stay shown. */
+export function answerIsVoid(reason: unknown): boolean {
+  const error = ConnectError.from(reason);
+  if (error.code !== Code.Unavailable) return false;
   for (const detail of error.details) {
-    if ("type" in detail && detail.type === ERROR_INFO) return errorInfoReason(detail.value);
+    if ("type" in detail && detail.type === ERROR_INFO) return errorInfoReason(detail.value) === "ANSWER_VOID";
   }
-  return "";
+  return /\bvoid\b/.test(error.rawMessage);
 }
 
 /** The sentence shown for a failed call. */
@@ -79,7 +89,7 @@ export function describeError(reason: unknown): string {
     case Code.Canceled:
       return "Stopped.";
     case Code.Unavailable:
-      if (errorReason(error) === "ANSWER_VOID") return "The answer could not be checked and was withdrawn. Please try again.";
+      if (answerIsVoid(error)) return "The answer could not be checked and was withdrawn. Please try again.";
       return "The answer service is unavailable right now. Please try again in a moment.";
     case Code.Unknown:
     case Code.Internal:

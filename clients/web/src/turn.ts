@@ -92,7 +92,9 @@ export class TurnView {
     if (queryId) this.element.append(feedbackForm(queryId, rate));
   }
 
-  fail(message: string): void {
+  /** The call failed; a void answer's streamed text is taken away. */
+  fail(message: string, discardAnswer: boolean): void {
+    if (discardAnswer) this.answer.replaceChildren();
     this.answer.setAttribute("aria-busy", "false");
     this.element.classList.add("g-failed");
     const shown = element("p", "g-error", message);

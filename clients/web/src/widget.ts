@@ -5,7 +5,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Rating as WireRating, type AskRequestSchema, type Turn } from "./gen/glossator/v1/agent_pb.js";
 import { agentClient, type AgentClient } from "./client.js";
-import { describeError } from "./errors.js";
+import { answerIsVoid, describeError } from "./errors.js";
 import { ConversationStore, type Conversation } from "./session.js";
 import { SelectionWatcher } from "./selection.js";
 import { STYLES } from "./styles.js";
@@ -122,7 +122,9 @@ class GlossatorWidget implements Widget {
   open(selectedText?: string): void {
     if (selectedText !== undefined && selectedText !== "") this.useSelection(selectedText);
     if (this.panel.hidden) {
-      this.returnFocus = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+      // Back to where the reader was on close; from the launcher (the shadow host has the focus), to it.
+      const active = document.activeElement;
+      this.returnFocus = active instanceof HTMLElement && active !== this.host ? active : null;
       this.panel.hidden = false;
       this.launcher.setAttribute("aria-expanded", "true");
       this.host.classList.add("g-open");
@@ -264,7 +266,7 @@ class GlossatorWidget implements Widget {
         this.store.clear();
         return this.stream(turn, request, undefined);
       }
-      turn.fail(describeError(error));
+      turn.fail(describeError(error), answerIsVoid(error));
     } finally {
       if (this.running === running) {
         this.running = undefined;
