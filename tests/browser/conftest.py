@@ -5,16 +5,27 @@ there a missing tool fails instead."""
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
 from bench.browser_rig import missing_browser_tools
 
 
-@pytest.fixture(scope="session")
-def browser_tools() -> None:
-    if missing := missing_browser_tools():
-        message = f"the browser test cannot run: {missing} (make setup-web installs it)"
+def _required(missing: str | None) -> None:
+    if missing:
+        message = f"cannot run here: {missing} (make setup-web installs it)"
         if os.environ.get("GLOSSATOR_TEST_BROWSER_REQUIRED") == "1":
             pytest.fail(f"{message}, and GLOSSATOR_TEST_BROWSER_REQUIRED=1")
         pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def browser_tools() -> None:
+    _required(missing_browser_tools())
+
+
+@pytest.fixture(scope="session")
+def node() -> str:
+    _required(None if shutil.which("node") else "node is not installed")
+    return shutil.which("node")
