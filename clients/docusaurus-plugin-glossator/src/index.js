@@ -6,9 +6,10 @@
 const path = require("node:path");
 
 const NAME = "docusaurus-plugin-glossator";
+const DEFAULT_ID = "default"; // Docusaurus's DEFAULT_PLUGIN_ID
 
 /**
- * @typedef {{ endpoint: string, collection?: string, widgetKey?: string, title?: string, id?: string }} Options
+ * @typedef {{ id: string, endpoint: string, collection?: string, widgetKey?: string, title?: string }} Options
  * @param {unknown} _context the site's LoadContext (unused: the widget needs nothing from the build)
  * @param {Options} options
  */
@@ -40,7 +41,8 @@ pluginGlossator.validateOptions = ({ options }) => {
   for (const [name, value] of Object.entries({ collection, widgetKey, title: title ?? "" })) {
     if (typeof value !== "string") throw new Error(`${NAME}: "${name}" must be a string`);
   }
-  return { endpoint, collection, widgetKey, ...(title ? { title } : {}), ...(id ? { id } : {}) };
+  // Docusaurus keys a plugin's data by its id; a plugin that validates its own options returns it.
+  return { id: typeof id === "string" ? id : DEFAULT_ID, endpoint, collection, widgetKey, ...(title ? { title } : {}) };
 };
 
 module.exports = pluginGlossator;

@@ -14,7 +14,7 @@ test("the options become the global data the widget component reads", async () =
   assert.equal(instance.name, "docusaurus-plugin-glossator");
   const data = [];
   await instance.contentLoaded({ content: undefined, actions: { setGlobalData: (value) => data.push(value) } });
-  assert.deepEqual(data, [options]);
+  assert.deepEqual(data, [options]); // the id stays out of what the page receives
 });
 
 test("the theme provides Root and GlossatorWidget, and the widget comes from the glossator-widget package", () => {
@@ -28,7 +28,10 @@ test("a missing or malformed endpoint stops the build with a sentence", () => {
   assert.throws(() => plugin.validateOptions({ options: {} }), /"endpoint" must be the edge's URL/);
   assert.throws(() => plugin.validateOptions({ options: { endpoint: "ask.example.com" } }), /"endpoint"/);
   assert.throws(() => plugin.validateOptions({ options: { ...options, collection: 3 } }), /"collection" must be a string/);
+  // The id Docusaurus keys the plugin's data by is kept (default "default"), as its own validation does.
+  assert.equal(plugin.validateOptions({ options: { ...options, id: "second" } }).id, "second");
   assert.deepEqual(plugin.validateOptions({ options: { endpoint: "http://127.0.0.1:8080" } }), {
+    id: "default",
     endpoint: "http://127.0.0.1:8080",
     collection: "",
     widgetKey: "",

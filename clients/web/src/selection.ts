@@ -49,16 +49,16 @@ export class SelectionWatcher {
 
   private place(): void {
     const text = this.current();
-    const range = text ? document.getSelection()?.getRangeAt(0) : undefined;
-    const rect = range?.getBoundingClientRect();
+    const rects = text ? document.getSelection()?.getRangeAt(0).getClientRects() : undefined;
+    const rect = rects?.[rects.length - 1]; // the selection's last line, where the reader stopped
     if (!text || !rect || (rect.width === 0 && rect.height === 0)) {
       this.button.hidden = true;
       return;
     }
     this.text = text;
-    // Below the selection (a phone's own selection menu sits above it), kept inside the viewport.
+    // Below the end of the selection (a phone's own selection menu sits above it), in the viewport.
     const top = Math.min(rect.bottom + 8, window.innerHeight - 52);
-    const left = Math.max(8, Math.min(rect.left, window.innerWidth - 160));
+    const left = Math.max(8, Math.min(rect.right - 120, window.innerWidth - 160));
     this.button.style.top = `${top}px`;
     this.button.style.left = `${left}px`;
     this.button.hidden = false;
