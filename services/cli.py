@@ -40,6 +40,9 @@ COMMANDS = {
     ),
     "sessions": Command("ask", "add_parsers", "list, show or end your sessions"),
     "eval": Command("eval", "add_parser", "measure retrieval, grounding or answer quality"),
+    "report": Command(
+        "report", "add_parser", "what the book is missing: most asked, declined, rated down, replaced (admin)"
+    ),
 }
 
 

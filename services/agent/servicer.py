@@ -6,7 +6,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import grpc
 
@@ -21,6 +21,7 @@ from services.agent.conversation import (
     Started,
     Validated,
 )
+from services.agent.coverage import CollectionCoverage, ReportedTurn, coverage
 from services.agent.events import AnswerDelta, Citation, RetrievalResults, ToolCall, ToolError
 from services.agent.query_type import QueryType
 from services.agent.sessions import (
@@ -43,6 +44,9 @@ MAX_USER_ID_CHARS = 128
 MAX_USER_CONTEXT_ENTRIES = 20
 MAX_USER_CONTEXT_CHARS = 1000
 MAX_FEEDBACK_COMMENT_CHARS = 1000
+DEFAULT_REPORT_WINDOW = timedelta(days=7)
+DEFAULT_REPORT_LIMIT = 20
+MAX_REPORT_LIMIT = 100
 _QUERY_TYPES = {
     QueryType.CONCEPTUAL: agent_pb2.QUERY_TYPE_CONCEPTUAL,
     QueryType.FACTUAL: agent_pb2.QUERY_TYPE_FACTUAL,
@@ -162,6 +166,24 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
             query_id=query_id,
             feedback=to_feedback(feedback),
             replaced=replaced is not None,
+        )
+
+    async def GetCoverageReport(
+        self, request: agent_pb2.GetCoverageReportRequest, context: grpc.aio.ServicerContext
+    ) -> agent_pb2.GetCoverageReportResponse:
+        v = Violations()
+        now = datetime.now(UTC)
+        since = request.since.ToDatetime(UTC) if request.HasField("since") else now - DEFAULT_REPORT_WINDOW
+        v.check(since <= now, "since", "must not be in the future")
+        limit = request.limit or DEFAULT_REPORT_LIMIT
+        v.in_range("limit", limit, 1, MAX_REPORT_LIMIT)
+        collection = collection_name(request.collection, v) if request.collection else ""
+        v.raise_if_any()
+        report = await coverage(self._sessions.turns_since(since), collection)
+        return agent_pb2.GetCoverageReportResponse(
+            since=timestamp(since),
+            generated_at=timestamp(now),
+            collections=[to_collection_coverage(c, limit) for c in report],
         )
 
     async def _check_access(self, session_id: str, user_id: str, token: str) -> None:
@@ -406,4 +428,39 @@ def to_session(session: Session) -> agent_pb2.Session:
         turn_count=session.turn_count,
         turns=[to_turn(t) for t in session.turns],
         collection=session.collection,
+    )
+
+
+def to_reported_turn(reported: ReportedTurn) -> agent_pb2.ReportedTurn:
+    turn = reported.turn
+    message = agent_pb2.ReportedTurn(
+        session_id=reported.session_id,
+        query_id=turn.query_id,
+        query=turn.query,
+        answer=turn.answer,
+        asked_at=timestamp(turn.created_at),
+        grounding=to_grounding(turn.grounding),
+        page_url=reported.page_url,
+    )
+    if turn.feedback is not None:
+        message.feedback.CopyFrom(to_feedback(turn.feedback))
+    return message
+
+
+def to_collection_coverage(report: CollectionCoverage, limit: int) -> agent_pb2.CollectionCoverage:
+    return agent_pb2.CollectionCoverage(
+        collection=report.collection,
+        questions=report.questions,
+        not_covered=report.not_covered,
+        rated_up=report.rated_up,
+        rated_down=report.rated_down,
+        replaced=report.replaced,
+        flagged=report.flagged,
+        most_asked=[
+            agent_pb2.AskedQuestion(query=q.query, count=q.count, last_asked_at=timestamp(q.last_asked_at))
+            for q in report.most_asked(limit)
+        ],
+        declined=[to_reported_turn(r) for r in report.newest(report.declined, limit)],
+        rated_down_answers=[to_reported_turn(r) for r in report.newest(report.rated_down_answers, limit)],
+        replaced_or_flagged=[to_reported_turn(r) for r in report.newest(report.replaced_or_flagged, limit)],
     )

@@ -24,7 +24,7 @@ class EdgeSettings(BaseSettings):
     allowed_origins: list[str] = Field(
         ["http://localhost:3000", "http://127.0.0.1:3000"],
         description="Origins whose pages may call the agent (JSON list of scheme://host[:port]); a browser "
-        "request from any other origin is refused (403) and gets no CORS headers.",
+        "request from any other origin is refused PERMISSION_DENIED and gets no CORS headers.",
     )
     requests_per_minute_per_ip: int = Field(
         60,

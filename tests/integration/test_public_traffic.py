@@ -139,3 +139,16 @@ async def test_the_session_limit_reaches_the_page_through_the_edge(edge):
     assert "retry-after" in refused.headers["access-control-expose-headers"].split(",")
     retry = error_details_pb2.RetryInfo.FromString(base64.b64decode(error["details"][0]["value"] + "=="))
     assert retry.retry_delay.seconds == 30
+
+
+async def test_the_coverage_report_is_for_admins_and_not_served_at_the_edge(guarded, page_agent, edge):
+    metadata = (("x-glossator-widget-key", WIDGET_KEY), ("origin", PAGE))
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await page_agent.GetCoverageReport(agent_pb2.GetCoverageReportRequest(), metadata=metadata)
+    assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    report = await guarded.agent.GetCoverageReport(agent_pb2.GetCoverageReportRequest())  # the service token
+    assert report.collections[0].questions >= 1
+    reply = await edge.post(
+        "/glossator.v1.AgentService/GetCoverageReport", content=b"", headers=CONNECT_UNARY | {"origin": PAGE}
+    )
+    assert reply.json()["code"] == "unimplemented"

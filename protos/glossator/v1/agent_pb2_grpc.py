@@ -65,6 +65,11 @@ class AgentServiceStub:
                 request_serializer=glossator_dot_v1_dot_agent__pb2.SubmitFeedbackRequest.SerializeToString,
                 response_deserializer=glossator_dot_v1_dot_agent__pb2.SubmitFeedbackResponse.FromString,
                 _registered_method=True)
+        self.GetCoverageReport = channel.unary_unary(
+                '/glossator.v1.AgentService/GetCoverageReport',
+                request_serializer=glossator_dot_v1_dot_agent__pb2.GetCoverageReportRequest.SerializeToString,
+                response_deserializer=glossator_dot_v1_dot_agent__pb2.GetCoverageReportResponse.FromString,
+                _registered_method=True)
 
 
 class AgentServiceServicer:
@@ -116,6 +121,15 @@ class AgentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetCoverageReport(self, request, context):
+        """Admin only: what a book is missing, from the stored turns of a time window, per collection:
+        the most asked questions, those declined as not covered, answers rated down, and answers
+        validation replaced or flagged.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AgentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -148,6 +162,11 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     servicer.SubmitFeedback,
                     request_deserializer=glossator_dot_v1_dot_agent__pb2.SubmitFeedbackRequest.FromString,
                     response_serializer=glossator_dot_v1_dot_agent__pb2.SubmitFeedbackResponse.SerializeToString,
+            ),
+            'GetCoverageReport': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetCoverageReport,
+                    request_deserializer=glossator_dot_v1_dot_agent__pb2.GetCoverageReportRequest.FromString,
+                    response_serializer=glossator_dot_v1_dot_agent__pb2.GetCoverageReportResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -313,6 +332,33 @@ class AgentService:
             '/glossator.v1.AgentService/SubmitFeedback',
             glossator_dot_v1_dot_agent__pb2.SubmitFeedbackRequest.SerializeToString,
             glossator_dot_v1_dot_agent__pb2.SubmitFeedbackResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetCoverageReport(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/glossator.v1.AgentService/GetCoverageReport',
+            glossator_dot_v1_dot_agent__pb2.GetCoverageReportRequest.SerializeToString,
+            glossator_dot_v1_dot_agent__pb2.GetCoverageReportResponse.FromString,
             options,
             channel_credentials,
             insecure,

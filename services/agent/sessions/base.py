@@ -1,7 +1,7 @@
 """The session store interface, and the flow every backend shares.
 
 Backends implement a few storage primitives (`_insert`, `_fetch`, `_update`, `_update_turn`,
-`_iter_user`, `_idle_open`, `_purge`, `_load_page_token_key`, `close`); ownership, lifecycle, the cap on open
+`_iter_user`, `_iter_turns`, `_idle_open`, `_purge`, `_load_page_token_key`, `close`); ownership, lifecycle, the cap on open
 sessions, history, paging and the sweep are written here once, so both backends behave the same by
 construction and one test suite checks both.
 """
@@ -103,6 +103,11 @@ class SessionStore(ABC):
         """The user's sessions after `after`: most recently active first, ties by descending id."""
 
     @abstractmethod
+    def _iter_turns(self, active_since: datetime) -> AsyncIterator[tuple[SessionRecord, Turn]]:
+        """Every kept turn of every session active at or after `active_since` (any owner, any
+        state), with its session's record; in no particular order."""
+
+    @abstractmethod
     async def _idle_open(self, before: datetime) -> list[str]:
         """Ids of the sessions not yet closed whose last activity is before `before`."""
 
@@ -191,6 +196,14 @@ class SessionStore(ABC):
         if before is None:
             raise NotFound(f"query {query_id} not found in session {session_id}")
         return self._session(record, self._clock()), before.feedback
+
+    async def turns_since(self, since: datetime) -> AsyncIterator[tuple[SessionRecord, Turn]]:
+        """Every kept turn finished at or after `since`, of every user: what the coverage report
+        reads (an admin's view; no owner check)."""
+        async with aclosing(self._iter_turns(since)) as turns:
+            async for record, turn in turns:
+                if turn.created_at >= since:
+                    yield record, turn
 
     async def end(self, session_id: str, user_id: str) -> Session:
         """Terminates the session (idempotent); returns it without its turns."""

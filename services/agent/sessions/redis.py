@@ -273,6 +273,25 @@ class RedisSessionStore(SessionStore):
             await self._redis.zrem(user_key, *gone)
         return [SessionRecord.from_fields(fields) for fields in rows if fields]
 
+    async def _iter_turns(self, active_since: datetime) -> AsyncIterator[tuple[SessionRecord, Turn]]:
+        since = to_micros(active_since)
+        with self._errors():
+            # Open sessions by last activity; ended ones by their end, which is not before it.
+            ids = await self._redis.zrange(self._open_key, since, "+inf", byscore=True)
+            ids += await self._redis.zrange(self._closed_key, since, "+inf", byscore=True)
+        for start in range(0, len(ids), _BATCH):
+            with self._errors():
+                async with self._redis.pipeline(transaction=False) as pipe:
+                    for session_id in ids[start : start + _BATCH]:
+                        pipe.hgetall(self._session_key(session_id))
+                        pipe.lrange(self._turns_key(session_id), 0, -1)
+                    replies = await pipe.execute()
+            for fields, bodies in zip(replies[::2], replies[1::2], strict=True):
+                if fields:  # forgotten since it was listed
+                    record = SessionRecord.from_fields(fields)
+                    for body in bodies:
+                        yield record, Turn.from_json(body)
+
     async def _idle_open(self, before: datetime) -> list[str]:
         with self._errors():
             return await self._redis.zrange(self._open_key, "-inf", f"({to_micros(before)}", byscore=True)

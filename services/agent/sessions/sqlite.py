@@ -147,6 +147,13 @@ class SqliteSessionStore(SessionStore):
                 return
             after = Cursor.after(records[-1])
 
+    async def _iter_turns(self, active_since: datetime) -> AsyncIterator[tuple[SessionRecord, Turn]]:
+        after: str | None = ""
+        while after is not None:
+            batch, after = await self._run(self._turns_page_now, to_micros(active_since), after)
+            for pair in batch:
+                yield pair
+
     async def _idle_open(self, before: datetime) -> list[str]:
         return await self._run(self._idle_open_now, before)
 
@@ -269,6 +276,25 @@ class SqliteSessionStore(SessionStore):
         query = f"{_SELECT} WHERE {where} ORDER BY last_active_at DESC, session_id DESC LIMIT {_BATCH}"
         rows = self._db().execute(query, params).fetchall()
         return [SessionRecord.from_fields(dict(row)) for row in rows]
+
+    def _turns_page_now(
+        self, active_since_us: int, after: str
+    ) -> tuple[list[tuple[SessionRecord, Turn]], str | None]:
+        """The turns of the next _BATCH sessions (by id, after `after`) active since then, and the
+        id to continue after (None at the end)."""
+        with self._transaction("BEGIN") as conn:  # one snapshot for the records and their turns
+            rows = conn.execute(
+                f"{_SELECT} WHERE last_active_at >= ? AND session_id > ? ORDER BY session_id LIMIT {_BATCH}",
+                (active_since_us, after),
+            ).fetchall()
+            records = {row["session_id"]: SessionRecord.from_fields(dict(row)) for row in rows}
+            bodies = conn.execute(
+                f"SELECT session_id, body FROM turns WHERE session_id IN ({', '.join('?' * len(records))}) "
+                "ORDER BY session_id, seq",
+                list(records),
+            ).fetchall()
+        turns = [(records[session_id], Turn.from_json(body)) for session_id, body in bodies]
+        return turns, (rows[-1]["session_id"] if len(rows) == _BATCH else None)
 
     def _idle_open_now(self, before: datetime) -> list[str]:
         query = "SELECT session_id FROM sessions WHERE closed IS NULL AND last_active_at < ?"

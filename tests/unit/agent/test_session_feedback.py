@@ -112,3 +112,31 @@ def test_turns_stored_before_judgements_were_kept_read_with_defaults(clock: Fake
     turn = Turn.from_json(json.dumps(body))
     assert (turn.not_covered, turn.grounding, turn.feedback) == (False, Grounding(), None)
     assert turn == make_turn(0, clock)
+
+
+async def test_turns_since_reads_every_users_kept_turns_in_the_window(
+    store: SessionStore, clock: FakeClock
+) -> None:
+    old = await store.create("alice", "book")
+    await store.append_turn(old.session_id, "alice", make_turn(0, clock))
+    clock.advance(hours=2)
+    since = clock()
+    await store.append_turn(old.session_id, "alice", make_turn(1, clock))
+    ended = await store.create("bob", "other")
+    await store.append_turn(ended.session_id, "bob", make_turn(2, clock))
+    await store.end(ended.session_id, "bob")
+    anonymous = await store.create("anonymous", "book")
+    await store.append_turn(anonymous.session_id, "anonymous", make_turn(3, clock))
+    found = [
+        (record.user_id, record.collection, turn.query_id) async for record, turn in store.turns_since(since)
+    ]
+    assert sorted(found) == [("alice", "book", "q1"), ("anonymous", "book", "q3"), ("bob", "other", "q2")]
+
+
+async def test_turns_since_pages_through_many_sessions(store: SessionStore, clock: FakeClock) -> None:
+    since = clock()
+    for n in range(120):  # more than a page of sessions
+        session = await store.create(f"user-{n % 7}", "book")
+        await store.append_turn(session.session_id, f"user-{n % 7}", make_turn(n, clock))
+    found = sorted([turn.query_id async for _, turn in store.turns_since(since)], key=lambda q: int(q[1:]))
+    assert found == [f"q{n}" for n in range(120)]
