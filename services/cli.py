@@ -179,6 +179,11 @@ def _cmd_web(args: argparse.Namespace) -> int:
     edge = _edge()
     log_format = args.log_format or ("console" if sys.stderr.isatty() else "json")
     configure_logging("INFO", log_format)
+    if args.write_config:
+        from services.edge.envoy_config import render_yaml
+
+        args.write_config.write_text(render_yaml(edge.settings), encoding="utf-8")
+        return exit_codes.OK
     if args.check:
         validate(edge.settings)
         print(f"{edge.settings.config_dir / 'envoy.yaml'}: valid", file=sys.stderr)
@@ -316,6 +321,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run Envoy in front of a running agent for browsers (Connect, gRPC-Web, CORS; GLOSSATOR_EDGE_*)",
     )
     web.add_argument("--check", action="store_true", help="write envoy.yaml, validate it with envoy, exit")
+    web.add_argument(
+        "--write-config",
+        type=Path,
+        metavar="FILE",
+        help="only write Envoy's config to FILE (a Kubernetes init container does, for the Envoy image)",
+    )
     web.add_argument("--log-format", choices=("json", "console"), help="as for `up`")
     web.set_defaults(func=_cmd_web)
 

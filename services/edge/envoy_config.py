@@ -4,6 +4,7 @@ One listener, one route table: only the AgentService calls a reader's page needs
 (Ask, AskStream, GetSession, EndSession, SubmitFeedback); everything else is 404 at the edge.
 The HTTP filters, in order (requests go down the list, responses come back up):
 
+0. health_check: GET /healthz is answered by Envoy itself (probes);
 1. cors: answers preflights itself, and adds the CORS headers to every response (refusals too, so
    the page can read them) for an allowed origin only;
 2. connect_grpc_bridge and grpc_web: Connect and gRPC-Web become gRPC, and the answers go back;
@@ -60,6 +61,7 @@ EXPOSED_HEADERS = (
     "trailer-x-request-id",
 )
 _TYPES = "type.googleapis.com/envoy.extensions"
+HEALTH_PATH = "/healthz"
 
 
 def retry_seconds(settings: EdgeSettings) -> int:
@@ -333,7 +335,7 @@ def _listener(settings: EdgeSettings) -> dict[str, Any]:
 
 def _agent_cluster(settings: EdgeSettings) -> dict[str, Any]:
     host, _, port = settings.agent_target.rpartition(":")
-    return {
+    cluster: dict[str, Any] = {
         "name": "agent",
         "type": "STRICT_DNS",
         "connect_timeout": "2s",
@@ -359,6 +361,23 @@ def _agent_cluster(settings: EdgeSettings) -> dict[str, Any]:
             ],
         },
     }
+    if settings.agent_tls_ca_file is not None:
+        name = settings.agent_tls_server_name or host
+        cluster["transport_socket"] = {
+            "name": "envoy.transport_sockets.tls",
+            "typed_config": {
+                "@type": f"{_TYPES}.transport_sockets.tls.v3.UpstreamTlsContext",
+                "sni": name,
+                "common_tls_context": {
+                    "alpn_protocols": ["h2"],
+                    "validation_context": {
+                        "trusted_ca": {"filename": str(settings.agent_tls_ca_file)},
+                        "match_typed_subject_alt_names": [{"san_type": "DNS", "matcher": {"exact": name}}],
+                    },
+                },
+            },
+        }
+    return cluster
 
 
 def render(settings: EdgeSettings) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import ssl
 import struct
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -21,6 +22,9 @@ from google.rpc import error_details_pb2, status_pb2
 from prometheus_client import REGISTRY
 
 from glossator.v1 import agent_pb2
+from services.agent.config import AgentSettings
+from services.agent.server import build_server as build_agent
+from services.common.tls import TlsSettings
 from services.edge.config import EdgeSettings
 from services.edge.proxy import EnvoyProcess, validate
 from tests.credentials import Authority
@@ -360,3 +364,53 @@ async def test_glossator_web_runs_envoy_until_sigterm(book, tmp_path):
         process.terminate()
         code = await asyncio.wait_for(process.wait(), 30)
     assert code == 0
+
+
+async def test_envoy_answers_its_own_health_check_for_the_kubelet(edge):
+    assert (await edge.get("/healthz")).status_code == 200
+
+
+async def test_the_edge_reaches_an_agent_that_serves_tls(tmp_path):
+    """The tls component's case: the agent serves TLS; Envoy checks its certificate against the CA."""
+    authority = Authority.create(tmp_path / "ca", "test-ca")
+    pair = authority.issue("agent")
+    settings = AgentSettings(
+        host="127.0.0.1",
+        port=0,
+        data_dir=tmp_path / "data",
+        retrieval_target="127.0.0.1:9",
+        validation_target="127.0.0.1:9",
+        tls=TlsSettings(cert_file=pair.cert_file, key_file=pair.key_file, ca_file=authority.ca_file),
+    )
+    server, port = await build_agent(settings)
+    await server.start()
+    try:
+        edge = EdgeSettings(
+            port=0,
+            admin_port=0,
+            agent_target=f"127.0.0.1:{port}",
+            agent_tls_ca_file=authority.ca_file,
+            agent_tls_server_name="localhost",
+            allowed_origins=[PAGE],
+            config_dir=tmp_path / "edge",
+        )
+        unknown = agent_pb2.GetSessionRequest(session_id=str(uuid.uuid4()), user_id="u").SerializeToString()
+        async with running_edge(edge) as client:
+            reply = await client.post(
+                "/glossator.v1.AgentService/GetSession",
+                content=unknown,
+                headers=CONNECT_UNARY | {"origin": PAGE},
+            )
+        assert reply.json()["code"] == "not_found"  # the agent's own answer, over TLS
+        wrong_name = edge.model_copy(
+            update={"agent_tls_server_name": "someone-else", "config_dir": tmp_path / "e2"}
+        )
+        async with running_edge(wrong_name) as client:
+            reply = await client.post(
+                "/glossator.v1.AgentService/GetSession",
+                content=unknown,
+                headers=CONNECT_UNARY | {"origin": PAGE},
+            )
+        assert reply.json()["code"] == "unavailable"  # a certificate for another name is refused
+    finally:
+        await server.stop(grace=0)
