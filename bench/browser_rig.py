@@ -102,6 +102,7 @@ class DocsSite:
     def __init__(self, bundle: Path) -> None:
         self.pages: dict[str, ParsedDocument] = {}
         self.widget_tag = ""
+        self.page_tags: dict[str, str] = {}  # pages embedding the widget otherwise (another key)
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -113,7 +114,7 @@ class DocsSite:
                     self._send(
                         200,
                         "text/html; charset=utf-8",
-                        render_page(site.pages[path], site.widget_tag).encode(),
+                        render_page(site.pages[path], site.page_tags.get(path, site.widget_tag)).encode(),
                     )
                 else:
                     self._send(404, "text/plain", b"not found")

@@ -18,7 +18,7 @@ await withBrowser(async (context) => {
     await page.locator("#g-input").fill(question);
     await page.locator("#g-input").press("Enter");
     const turn = page.locator(".g-turn").last();
-    await turn.locator(".g-state, .g-error").first().waitFor({ timeout: 120_000 });
+    await turn.locator(".g-state:not([hidden]), .g-error").first().waitFor({ timeout: 120_000 });
     const totalMs = Date.now() - started;
     const result = await page.evaluate(() => {
       const measures = performance.getEntriesByName("glossator:first-token");

@@ -1,10 +1,11 @@
 // A reader on a docs site that embeds the widget, as tests/browser/test_widget.py drives it: asks
 // from the keyboard, watches the answer stream in, follows a citation, moves to another page and
-// finds the conversation there, asks a follow-up, selects a passage and asks about it, rates an
-// answer; then a site whose origin the edge does not allow. Prints what it saw as JSON; the Python
+// finds the conversation there, asks a follow-up, selects a passage and asks about it, asks what
+// the docs do not cover, asks until one question is too many, rates an answer; then a site whose origin the
+// edge does not allow, and a page with a wrong widget key. Prints what it saw as JSON; the Python
 // test checks it, and checks the stored turns and the rating through the RPC.
-//   config (stdin): { firstPage, secondPage, refusedPage, question, followUp, passage, comment,
-//                     screenshots?: folder for PNGs }
+//   config (stdin): { firstPage, secondPage, refusedPage, wrongKeyPage, question, followUp, passage,
+//                     offTopic, oneTooMany, questionsPerMinute, comment, screenshots?: folder }
 import { readConfig, withBrowser } from "./chromium.mjs";
 
 const config = await readConfig();
@@ -46,6 +47,11 @@ async function ask(page, text) {
   await input.press("Enter");
 }
 
+/** A PNG for the README, when asked for (config.screenshots: a folder). */
+async function snap(target, name) {
+  if (config.screenshots) await target.screenshot({ path: `${config.screenshots}/${name}.png` });
+}
+
 const shadowActive = (page) =>
   page.evaluate(() => document.querySelector(".glossator-widget")?.shadowRoot?.activeElement?.id ?? null);
 
@@ -66,7 +72,6 @@ const report = await withBrowser(async (context) => {
   await ask(page, config.question);
   const first = await turnReport(page, 0);
   const states = await page.evaluate(() => window.__answerStates);
-  if (config.screenshots) await page.screenshot({ path: `${config.screenshots}/widget-answer.png` });
 
   // Escape closes and gives the focus back; the citation is a link to the section's anchor.
   await page.keyboard.press("Escape");
@@ -107,11 +112,30 @@ const report = await withBrowser(async (context) => {
   }, config.passage);
   const askSelection = page.locator(".g-ask-selection");
   await askSelection.waitFor({ timeout: STEP_MS });
+  await snap(page, "widget-selection");
   await askSelection.click();
   const quoted = await page.locator(".g-selected blockquote").textContent();
   const focusAfterSelection = await shadowActive(page);
   await page.locator("#g-input").press("Enter"); // no words of one's own: the widget's question
   const third = await turnReport(page, restored + 1);
+
+  // A question the docs do not answer: declined, and it looks different from an answer.
+  await ask(page, config.offTopic);
+  const declined = await turnReport(page, restored + 2);
+  await page.locator(".g-log").evaluate((log) => log.scrollTo(0, log.scrollHeight));
+  await snap(page.locator(".g-panel"), "widget-not-covered");
+
+  // Questions in quick succession until one is more than the session may ask a minute (a token
+  // bucket: how many get through before depends on the time so far): refused, with the wait shown.
+  let rateLimited = null;
+  let answeredBeforeLimit = 0;
+  for (let index = restored + 3; index < restored + 3 + 2 * config.questionsPerMinute && !rateLimited; index++) {
+    await ask(page, config.oneTooMany);
+    const turn = page.locator(".g-turn").nth(index);
+    await turn.locator(".g-state:not([hidden]), .g-error").first().waitFor({ timeout: STEP_MS });
+    if (await turn.locator(".g-error").count()) rateLimited = await turn.locator(".g-error").textContent();
+    else answeredBeforeLimit++;
+  }
 
   // Rate the first answer down, with a comment.
   const firstTurn = page.locator(".g-turn").first();
@@ -121,12 +145,12 @@ const report = await withBrowser(async (context) => {
   await firstTurn.locator(".g-feedback-note", { hasText: "Thank you" }).waitFor({ timeout: STEP_MS });
   const feedbackNote = await firstTurn.locator(".g-feedback-note").textContent();
   const conversation = await page.evaluate(() => Object.fromEntries(Object.entries(sessionStorage)));
-  if (config.screenshots) await page.screenshot({ path: `${config.screenshots}/widget-conversation.png` });
 
   // On a phone the dialog takes the whole screen.
   await page.setViewportSize({ width: 390, height: 844 });
   const phonePanel = await page.locator(".g-panel").boundingBox();
-  if (config.screenshots) await page.screenshot({ path: `${config.screenshots}/widget-phone.png` });
+  await page.locator(".g-log").evaluate((log) => log.scrollTo(0, 0));
+  await snap(page, "widget-phone");
 
   // A site the edge does not allow: the browser refuses the response (CORS); the reader gets a sentence.
   const refusedSeen = [];
@@ -139,10 +163,18 @@ const report = await withBrowser(async (context) => {
   const refusedError = await refused.locator(".g-error").textContent();
   const refusedTurn = await refused.locator(".g-turn").first().evaluate((element) => element.className);
 
+  // A page whose widget key the agent does not know.
+  const wrongKey = await context.newPage();
+  await wrongKey.goto(config.wrongKeyPage);
+  await wrongKey.locator(".g-launcher").click();
+  await ask(wrongKey, config.question);
+  await wrongKey.locator(".g-error").waitFor({ timeout: STEP_MS });
+  const wrongKeyError = await wrongKey.locator(".g-error").textContent();
+
   return {
     focusAfterOpen, first, states, panelHiddenAfterEscape, focusAfterClose, citationHref, cited,
-    restored, restoredFirst, second, quoted, focusAfterSelection, third, feedbackNote, conversation,
-    phonePanel, refusedError, refusedTurn, refusedConsole: refusedSeen, ...seen,
+    restored, restoredFirst, second, quoted, focusAfterSelection, third, declined, feedbackNote, conversation,
+    rateLimited, answeredBeforeLimit, phonePanel, refusedError, refusedTurn, refusedConsole: refusedSeen, wrongKeyError, ...seen,
   };
 });
 process.stdout.write(JSON.stringify(report));
