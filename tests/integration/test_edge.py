@@ -414,3 +414,29 @@ async def test_the_edge_reaches_an_agent_that_serves_tls(tmp_path):
         assert reply.json()["code"] == "unavailable"  # a certificate for another name is refused
     finally:
         await server.stop(grace=0)
+
+
+async def test_a_client_that_stops_reading_does_not_hold_the_agent(edge):
+    """The answer is written into the edge's buffers and the agent's call ends while the client
+    has read nothing; the client finds the whole answer when it reads at last."""
+
+    def finished_streams() -> float:
+        labels = {"service": "glossator.v1.AgentService", "method": "AskStream", "code": "OK"}
+        return REGISTRY.get_sample_value("glossator_rpc_requests_total", labels) or 0.0
+
+    before = finished_streams()
+    body = envelope(ask())
+    with socket.create_connection(("127.0.0.1", edge.base_url.port), timeout=30) as silent:
+        silent.sendall(
+            f"POST {ASK_STREAM} HTTP/1.1\r\nhost: edge\r\norigin: {PAGE}\r\n"
+            f"content-type: application/connect+proto\r\nconnect-protocol-version: 1\r\n"
+            f"content-length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        async with asyncio.timeout(60):
+            while finished_streams() == before:  # not a byte read yet
+                await asyncio.sleep(0.05)
+        received = b""
+        while b"\r\n0\r\n\r\n" not in received:  # the last chunk of the chunked response
+            received += await asyncio.to_thread(silent.recv, 65536)
+    assert received.startswith(b"HTTP/1.1 200") and b'"error"' not in received
