@@ -81,5 +81,5 @@ def test_envoy_accepts_the_config_written_from_the_rendered_settings(objects, tm
         monkeypatch.setenv(key, str(files.get(key, value)))
     monkeypatch.setenv("GLOSSATOR_EDGE_CONFIG_DIR", str(tmp_path / "edge"))
     settings = EdgeSettings()
-    assert settings.allowed_origins == ["https://docs.example.org"] and settings.trusted_hops == 1
+    assert settings.allowed_origins == ["https://docs.example.org"] and settings.trusted_hops == 0
     assert "OK" in validate(settings)
