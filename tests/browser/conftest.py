@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from bench.browser_rig import missing_browser_tools
+from bench.browser_rig import WIDGET_DIR, missing_browser_tools
 
 
 def _required(missing: str | None) -> None:
@@ -26,6 +26,11 @@ def browser_tools() -> None:
 
 
 @pytest.fixture(scope="session")
-def node() -> str:
-    _required(None if shutil.which("node") else "node is not installed")
+def node_packages() -> str:
+    """node, with clients/web's packages installed (the widget's unit tests bundle with esbuild)."""
+    if shutil.which("node") is None:
+        _required("node is not installed")
+    _required(
+        None if (WIDGET_DIR / "node_modules" / "esbuild").is_dir() else "clients/web has no node_modules"
+    )
     return shutil.which("node")
