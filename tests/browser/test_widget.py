@@ -169,6 +169,7 @@ async def test_a_wrong_widget_key_is_a_sentence_not_a_stack_trace(reading):
 async def test_a_rating_with_its_comment_is_stored_with_the_turn(reading):
     report, _, _, _ = reading
     assert report["feedbackNote"] == "Thank you for your feedback."
+    assert report["ratingShownAgain"] == "true"  # the page reloaded: the thumb stays pressed
     session = await stored_session(reading)
     feedback = session.turns[0].feedback
     assert feedback.rating == agent_pb2.RATING_DOWN

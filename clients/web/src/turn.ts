@@ -1,6 +1,7 @@
 // One question and its answer in the conversation: the streamed text with live citation links, the
 // validation state once the answer is complete, the cited sections, and the reader's rating.
 import {
+  Rating as WireRating,
   ValidationStatus,
   type Citation,
   type GroundingSummary,
@@ -71,15 +72,24 @@ export class TurnView {
 
   /** The complete answer replaces what was streamed (it may have been replaced by validation). */
   finish(response: Response, rate: RateAnswer): void {
-    this.settle(response.answer, response.sources, response.queryId, verdict(response.notCovered, response.grounding), rate);
+    this.settle(response.answer, response.sources, response.queryId, verdict(response.notCovered, response.grounding), rate, undefined);
   }
 
   /** A turn of the session's history, shown again on a later page. */
   restore(turn: Turn, rate: RateAnswer): void {
-    this.settle(turn.answer, turn.sources, turn.queryId, verdict(turn.notCovered, turn.grounding), rate);
+    const rating = turn.feedback?.rating;
+    const given = rating === WireRating.UP ? "up" : rating === WireRating.DOWN ? "down" : undefined;
+    this.settle(turn.answer, turn.sources, turn.queryId, verdict(turn.notCovered, turn.grounding), rate, given);
   }
 
-  private settle(answer: string, sources: Source[], queryId: string, [className, sentence]: [string, string], rate: RateAnswer): void {
+  private settle(
+    answer: string,
+    sources: Source[],
+    queryId: string,
+    [className, sentence]: [string, string],
+    rate: RateAnswer,
+    given: Rating | undefined,
+  ): void {
     this.queryId = queryId;
     for (const source of sources) this.cited.set(source.index, source);
     this.text = answer;
@@ -89,7 +99,7 @@ export class TurnView {
     this.state.textContent = sentence;
     this.state.hidden = false;
     this.answer.setAttribute("aria-busy", "false");
-    if (queryId) this.element.append(feedbackForm(queryId, rate));
+    if (queryId) this.element.append(feedbackForm(queryId, rate, given));
   }
 
   /** The call failed; a void answer's streamed text is taken away. */
@@ -118,8 +128,9 @@ function thumb(className: string): HTMLButtonElement {
   return button;
 }
 
-/** Thumbs up/down; either opens an optional comment, sent with the rating by one SubmitFeedback. */
-function feedbackForm(queryId: string, rate: RateAnswer): HTMLElement {
+/** Thumbs up/down; either opens an optional comment, sent with the rating by one SubmitFeedback.
+ * An answer rated earlier (a turn shown again on another page) shows its rating, done. */
+function feedbackForm(queryId: string, rate: RateAnswer, given: Rating | undefined): HTMLElement {
   const form = element("form", "g-feedback");
   form.setAttribute("aria-label", "Rate this answer");
   const prompt = element("span", "g-feedback-prompt", "Was this helpful?");
@@ -141,12 +152,20 @@ function feedbackForm(queryId: string, rate: RateAnswer): HTMLElement {
   details.hidden = true;
   details.append(comment, send);
   let rating: Rating | undefined;
+  const press = (value: Rating | undefined) => {
+    up.setAttribute("aria-pressed", String(value === "up"));
+    down.setAttribute("aria-pressed", String(value === "down"));
+  };
+  const done = (text: string) => {
+    details.remove();
+    up.disabled = down.disabled = true;
+    note.textContent = text;
+  };
+  press(given);
   for (const [button, value] of [[up, "up"], [down, "down"]] as const) {
-    button.setAttribute("aria-pressed", "false");
     button.addEventListener("click", () => {
       rating = value;
-      up.setAttribute("aria-pressed", String(value === "up"));
-      down.setAttribute("aria-pressed", String(value === "down"));
+      press(value);
       comment.placeholder = value === "up" ? "What helped? (optional)" : "What was wrong or missing? (optional)";
       details.hidden = false;
       comment.focus();
@@ -157,11 +176,7 @@ function feedbackForm(queryId: string, rate: RateAnswer): HTMLElement {
     if (!rating) return;
     send.disabled = true;
     rate(queryId, rating, comment.value.trim()).then(
-      () => {
-        details.remove();
-        up.disabled = down.disabled = true;
-        note.textContent = "Thank you for your feedback.";
-      },
+      () => done("Thank you for your feedback."),
       (reason: unknown) => {
         send.disabled = false;
         note.textContent = String(reason instanceof Error ? reason.message : reason);
@@ -175,5 +190,6 @@ function feedbackForm(queryId: string, rate: RateAnswer): HTMLElement {
     }
   });
   form.append(prompt, up, down, details, note);
+  if (given) done("You rated this answer.");
   return form;
 }

@@ -146,6 +146,13 @@ const report = await withBrowser(async (context) => {
   const feedbackNote = await firstTurn.locator(".g-feedback-note").textContent();
   const conversation = await page.evaluate(() => Object.fromEntries(Object.entries(sessionStorage)));
 
+  // The page again: the rated answer shows its rating, done.
+  await page.reload();
+  await page.locator(".g-launcher").click();
+  const ratedAgain = page.locator(".g-turn").first().locator(".g-feedback");
+  await ratedAgain.locator(".g-feedback-note", { hasText: "You rated" }).waitFor({ timeout: STEP_MS });
+  const ratingShownAgain = await ratedAgain.getByRole("button", { name: "Not helpful" }).getAttribute("aria-pressed");
+
   // On a phone the dialog takes the whole screen.
   await page.setViewportSize({ width: 390, height: 844 });
   const phonePanel = await page.locator(".g-panel").boundingBox();
@@ -173,7 +180,7 @@ const report = await withBrowser(async (context) => {
 
   return {
     focusAfterOpen, first, states, panelHiddenAfterEscape, focusAfterClose, citationHref, cited,
-    restored, restoredFirst, second, quoted, focusAfterSelection, third, declined, feedbackNote, conversation,
+    restored, restoredFirst, second, quoted, focusAfterSelection, third, declined, feedbackNote, ratingShownAgain, conversation,
     rateLimited, answeredBeforeLimit, phonePanel, refusedError, refusedTurn, refusedConsole: refusedSeen, wrongKeyError, ...seen,
   };
 });
