@@ -440,3 +440,46 @@ async def test_a_client_that_stops_reading_does_not_hold_the_agent(edge):
         while b"\r\n0\r\n\r\n" not in received:  # the last chunk of the chunked response
             received += await asyncio.to_thread(silent.recv, 65536)
     assert received.startswith(b"HTTP/1.1 200") and b'"error"' not in received
+
+
+async def test_glossator_up_web_runs_the_suite_with_the_edge_in_front(tmp_path):
+    env = os.environ | {
+        f"GLOSSATOR_{name}_PORT": "0" for name in ("AGENT", "RETRIEVAL", "VALIDATION", "EDGE", "EDGE_ADMIN")
+    }
+    env |= {
+        f"GLOSSATOR_{name}_DATA_DIR": str(tmp_path / "data") for name in ("AGENT", "RETRIEVAL", "VALIDATION")
+    }
+    env |= {
+        "GLOSSATOR_EDGE_ALLOWED_ORIGINS": json.dumps([PAGE]),
+        "GLOSSATOR_EDGE_CONFIG_DIR": str(tmp_path / "edge"),
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "services.cli",
+        "up",
+        "--web",
+        "--log-format",
+        "console",
+        env=env,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        ports = {}
+        async with asyncio.timeout(120):
+            while (line := (await process.stderr.readline()).decode()) and not line.startswith("ready"):
+                if "listening on" in line:
+                    ports[line.split()[0]] = int(line.rsplit(":", 1)[1])
+        assert set(ports) == {"retrieval", "validation", "agent", "edge"}
+        async with httpx.AsyncClient(timeout=60) as client:
+            reply = await client.post(
+                f"http://127.0.0.1:{ports['edge']}{ASK}",
+                content=ask(),
+                headers=CONNECT_UNARY | {"origin": PAGE},
+            )
+        # Nothing ingested: the agent's own answer, through the edge.
+        assert reply.json()["code"] == "not_found" and "ingest" in reply.json()["message"]
+    finally:
+        process.terminate()
+        code = await asyncio.wait_for(process.wait(), 60)
+    assert code == 0
