@@ -87,11 +87,13 @@ def _seconds(value: float) -> str:
 
 
 def _bucket(per_minute: int) -> dict[str, Any]:
-    """A minute's worth of burst, refilled one token at a time."""
+    """A minute's worth of burst, refilled evenly: a token every 60/rate s (Envoy refills at most
+    every 50 ms, so a higher rate adds several tokens a fill)."""
+    tokens = math.ceil(per_minute * 0.05 / 60)  # per fill, so that a fill is 50 ms apart or more
     return {
         "max_tokens": per_minute,
-        "tokens_per_fill": 1,
-        "fill_interval": _seconds(max(0.05, round(60 / per_minute, 3))),
+        "tokens_per_fill": tokens,
+        "fill_interval": _seconds(round(tokens * 60 / per_minute, 3)),
     }
 
 
