@@ -355,7 +355,10 @@ def to_grounding(grounding: Grounding) -> agent_pb2.GroundingSummary:
     return agent_pb2.GroundingSummary(**asdict(grounding) | {"status": status})
 
 
-def to_feedback(feedback: Feedback) -> agent_pb2.Feedback:
+def to_feedback(feedback: Feedback | None) -> agent_pb2.Feedback | None:
+    """The message of a rating; None for none (a message field left unset)."""
+    if feedback is None:
+        return None
     return agent_pb2.Feedback(
         rating=_RATINGS[feedback.rating],
         comment=feedback.comment,
@@ -398,7 +401,7 @@ def to_response(outcome: Outcome) -> agent_pb2.Response:
 
 
 def to_turn(turn: Turn) -> agent_pb2.Turn:
-    message = agent_pb2.Turn(
+    return agent_pb2.Turn(
         query_id=turn.query_id,
         query=turn.query,
         answer=turn.answer,
@@ -412,10 +415,8 @@ def to_turn(turn: Turn) -> agent_pb2.Turn:
         created_at=timestamp(turn.created_at),
         not_covered=turn.not_covered,
         grounding=to_grounding(turn.grounding),
+        feedback=to_feedback(turn.feedback),
     )
-    if turn.feedback is not None:
-        message.feedback.CopyFrom(to_feedback(turn.feedback))
-    return message
 
 
 def to_session(session: Session) -> agent_pb2.Session:
@@ -433,7 +434,7 @@ def to_session(session: Session) -> agent_pb2.Session:
 
 def to_reported_turn(reported: ReportedTurn) -> agent_pb2.ReportedTurn:
     turn = reported.turn
-    message = agent_pb2.ReportedTurn(
+    return agent_pb2.ReportedTurn(
         session_id=reported.session_id,
         query_id=turn.query_id,
         query=turn.query,
@@ -441,10 +442,8 @@ def to_reported_turn(reported: ReportedTurn) -> agent_pb2.ReportedTurn:
         asked_at=timestamp(turn.created_at),
         grounding=to_grounding(turn.grounding),
         page_url=reported.page_url,
+        feedback=to_feedback(turn.feedback),
     )
-    if turn.feedback is not None:
-        message.feedback.CopyFrom(to_feedback(turn.feedback))
-    return message
 
 
 def to_collection_coverage(report: CollectionCoverage, limit: int) -> agent_pb2.CollectionCoverage:
