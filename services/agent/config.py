@@ -78,7 +78,8 @@ class AgentSettings(ServiceSettings):
         20,
         ge=0,
         description="Questions one session may ask a minute (a reader of a public widget; 0: no limit); "
-        "more are RESOURCE_EXHAUSTED saying when to try again. Counted per agent replica.",
+        "more are RESOURCE_EXHAUSTED saying when to try again. Counted in Redis (every replica together) "
+        "with session_backend=redis, else in the process.",
     )
     history_turns: int = Field(10, ge=0, description="Past turns given to the model in each run.")
     response_cache_ttl_seconds: float = Field(

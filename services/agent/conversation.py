@@ -25,7 +25,6 @@ from services.agent.events import AgentEvent, AnswerDelta, AnswerFinished, Citat
 from services.agent.query_type import QueryType, classify_query
 from services.agent.sessions import SessionStore, Source, ToolCallRecord, Turn
 from services.common.errors import FailedPrecondition
-from services.common.limits import RateLimit
 from services.common.logging import get_logger
 from services.common.metrics import observe_stage
 
@@ -107,8 +106,6 @@ class Conversation:
         self._settings = settings
         self._cache: ResponseCache[Outcome] = ResponseCache(settings.response_cache_ttl_seconds)
         self._admission = Admission(settings.max_concurrent_answers)
-        per_session = settings.questions_per_minute_per_session
-        self._session_rate = RateLimit(per_session, "questions in one session") if per_session else None
 
     async def ask(self, question: Question, deadline: float) -> AsyncIterator[ConversationEvent]:
         """Answers one question when admitted (admission.py); `deadline` is a time.monotonic() instant."""
@@ -198,8 +195,7 @@ class Conversation:
         session = await self._sessions.get(question.session_id, question.user_id, with_turns=False)
         if session.state.ended:
             raise FailedPrecondition(f"session {session.session_id} is {session.state}; start a new one")
-        if self._session_rate is not None:  # counted once the caller is known to own the session
-            self._session_rate.take(session.session_id)
+        await self._sessions.take_question(session.session_id)  # the caller owns it: get() checked
         history = await self._sessions.history(
             session.session_id, question.user_id, self._settings.history_turns
         )

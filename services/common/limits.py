@@ -37,6 +37,14 @@ class ConcurrencyLimit:
             self.active -= 1
 
 
+def over_rate(per_minute: int, what: str, tokens: float) -> ResourceExhausted:
+    """The refusal of a token bucket holding `tokens` (< 1) that refills `per_minute` a minute."""
+    wait = max(1, math.ceil((1 - tokens) * 60 / per_minute))
+    return ResourceExhausted(
+        f"more than {per_minute} {what} a minute: try again in {wait} s", retry_after_seconds=wait
+    )
+
+
 class RateLimit:
     """A token bucket per key: `per_minute` calls a minute, a minute's worth at once at most.
 
@@ -65,11 +73,7 @@ class RateLimit:
         tokens = min(float(self.per_minute), tokens + (now - at) * self.per_minute / 60)
         if tokens < 1:
             self._buckets[key] = (tokens, now)
-            wait = math.ceil((1 - tokens) * 60 / self.per_minute)
-            raise ResourceExhausted(
-                f"more than {self.per_minute} {self.what} a minute: try again in {wait} s",
-                retry_after_seconds=wait,
-            )
+            raise over_rate(self.per_minute, self.what, tokens)
         self._buckets[key] = (tokens - 1, now)
         while len(self._buckets) > self._max_keys:
             self._buckets.popitem(last=False)

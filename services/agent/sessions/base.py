@@ -20,8 +20,10 @@ from services.agent.sessions.lifecycle import Clock, Lifecycle, SessionConfig, S
 from services.agent.sessions.model import Feedback, Session, Turn
 from services.agent.sessions.paging import Cursor, PageTokens
 from services.common.errors import NotFound, Reason, ResourceExhausted, Unavailable, Violations
+from services.common.limits import RateLimit
 from services.common.logging import get_logger
 
+QUESTIONS = "questions in one session"
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
 
@@ -67,6 +69,9 @@ class SessionStore(ABC):
         self._clock = clock
         self._page_tokens: PageTokens | None = None
         self._session_tokens: SessionTokens | None = None
+        self._question_rate = RateLimit(
+            max(1, config.questions_per_minute), QUESTIONS, clock=lambda: clock().timestamp()
+        )
 
     # Storage primitives, one implementation per backend.
 
@@ -122,6 +127,11 @@ class SessionStore(ABC):
 
     @abstractmethod
     async def close(self) -> None: ...
+
+    async def _take_question_token(self, session_id: str) -> None:
+        """One token of the session's question bucket, or ResourceExhausted. Here in this process's
+        memory; a backend shared by several processes overrides it to count in the storage."""
+        self._question_rate.take(session_id)
 
     # The shared flow.
 
@@ -204,6 +214,13 @@ class SessionStore(ABC):
             async for record, turn in turns:
                 if turn.created_at >= since:
                     yield record, turn
+
+    async def take_question(self, session_id: str) -> None:
+        """Counts a question asked in the session against `config.questions_per_minute` (0: no
+        limit): over it, RESOURCE_EXHAUSTED saying when to try again. Call it once the caller is
+        known to own the session, so that nobody spends another's budget."""
+        if self.config.questions_per_minute:
+            await self._take_question_token(session_id)
 
     async def end(self, session_id: str, user_id: str) -> Session:
         """Terminates the session (idempotent); returns it without its turns."""
