@@ -38,6 +38,8 @@ from services.common.errors import FieldViolation, InvalidArgument, PermissionDe
 
 AUTHORIZATION_KEY = "authorization"
 ORIGIN_KEY = "origin"  # the browser's, passed on by the edge
+# The metadata a page sends its widget key in (the edge allows it in CORS and rate-limits by it).
+WIDGET_KEY_HEADER = "x-glossator-widget-key"
 MAX_USER_CHARS = 128
 _MIN_TOKEN_CHARS = 16
 _MAX_BEARER_CHARS = 8192
@@ -77,9 +79,6 @@ class AuthSettings(BaseSettings):
         description="Widget keys (16+ characters, public: they sit in a docs page) with the origins each "
         'may be used from, as JSON: {"<key>": ["https://docs.example.org"]}. Reader role, anonymous '
         "sessions; needs the service token (the agent calls retrieval and validation with it).",
-    )
-    widget_key_header: str = Field(
-        "x-glossator-widget-key", description="Metadata a page sends its widget key in."
     )
 
     @field_validator("token")
@@ -163,7 +162,7 @@ class Authenticator:
         return identity
 
     def _identify(self, headers: dict[str, str]) -> Identity:
-        widget_key = headers.get(self._settings.widget_key_header)
+        widget_key = headers.get(WIDGET_KEY_HEADER)
         if widget_key is not None and AUTHORIZATION_KEY not in headers:
             return self._widget(widget_key, headers.get(ORIGIN_KEY, ""))
         bearer = _bearer(headers.get(AUTHORIZATION_KEY))

@@ -1,7 +1,7 @@
 """Envoy's bootstrap for the browser edge, made from `EdgeSettings`.
 
 One listener, one route table: only the AgentService calls a reader's page needs reach the agent
-(Ask, AskStream, GetSession, EndSession, SubmitFeedback); everything else is 404 at the edge.
+(Ask, AskStream, GetSession, EndSession, SubmitFeedback); everything else is UNIMPLEMENTED there.
 The HTTP filters, in order (requests go down the list, responses come back up):
 
 0. health_check: GET /healthz is answered by Envoy itself (probes);
@@ -31,13 +31,12 @@ from google.protobuf import duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
 from glossator.v1 import agent_pb2
+from services.common.auth import WIDGET_KEY_HEADER
 from services.edge.config import EdgeSettings
 
 AGENT_SERVICE = agent_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
 # What a reader's page calls; ListSessions needs a named user (a widget's sessions are anonymous).
 BROWSER_METHODS = ("Ask", "AskStream", "GetSession", "EndSession", "SubmitFeedback")
-# The header a page sends its widget key in (services/common/auth.py checks it).
-WIDGET_KEY_HEADER = "x-glossator-widget-key"
 # Request headers a Connect or gRPC-Web client sends besides the simple ones.
 ALLOWED_HEADERS = (
     WIDGET_KEY_HEADER,
