@@ -27,6 +27,7 @@ pytestmark = pytest.mark.browser
 QUESTION = "How does Glossator check that an answer is grounded?"
 FOLLOW_UP = "Which services does it have?"
 PASSAGE = "A claim that mentions the year 1846 is not supported by a chunk that never mentions 1846"
+KEYBOARD_PASSAGE = "A citation is only useful if it is true."
 OFF_TOPIC = "What is the boiling point of mercury?"
 ONE_TOO_MANY = "How long is a chunk?"
 COMMENT = "It did not say which model checks the claims."
@@ -72,6 +73,7 @@ async def reading(browser_tools, tmp_path_factory):
                     "question": QUESTION,
                     "followUp": FOLLOW_UP,
                     "passage": PASSAGE,
+                    "keyboardPassage": KEYBOARD_PASSAGE,
                     "offTopic": OFF_TOPIC,
                     "oneTooMany": ONE_TOO_MANY,
                     "questionsPerMinute": QUESTIONS_PER_MINUTE,
@@ -182,6 +184,7 @@ async def test_keyboard_and_phone(reading):
     assert report["focusAfterOpen"] == "g-input"  # Enter on the launcher opens, focus in the question
     assert report["panelHiddenAfterEscape"] is True
     assert report["focusAfterClose"] == "g-launcher"  # Escape gives the focus back to the launcher
+    assert report["keyboardQuote"] == KEYBOARD_PASSAGE  # Alt+Shift+A: "Ask about this" without a mouse
     assert report["phonePanel"] == {"x": 0, "y": 0, "width": 390, "height": 844}
 
 

@@ -5,7 +5,8 @@
 // edge does not allow, and a page with a wrong widget key. Prints what it saw as JSON; the Python
 // test checks it, and checks the stored turns and the rating through the RPC.
 //   config (stdin): { firstPage, secondPage, refusedPage, wrongKeyPage, question, followUp, passage,
-//                     offTopic, oneTooMany, questionsPerMinute, comment, screenshots?: folder }
+//                     keyboardPassage, offTopic, oneTooMany, questionsPerMinute, comment,
+//                     screenshots?: folder }
 import { readConfig, withBrowser } from "./chromium.mjs";
 
 const config = await readConfig();
@@ -39,6 +40,25 @@ async function watchAnswers(page) {
       if (last) window.__answerStates.push({ turn: answers.length - 1, length: last.textContent.length, busy: last.getAttribute("aria-busy") });
     }).observe(root, { subtree: true, childList: true, characterData: true, attributes: true });
   });
+}
+
+/** Selects the first occurrence of `passage` in the page's main text, as a reader's drag would. */
+async function select(page, passage) {
+  await page.evaluate((passage) => {
+    const walker = document.createTreeWalker(document.querySelector("main"), NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const at = node.textContent.indexOf(passage);
+      if (at >= 0) {
+        const range = document.createRange();
+        range.setStart(node, at);
+        range.setEnd(node, at + passage.length);
+        getSelection().removeAllRanges();
+        getSelection().addRange(range);
+        return;
+      }
+    }
+    throw new Error(`passage not on the page: ${passage}`);
+  }, passage);
 }
 
 async function ask(page, text) {
@@ -95,21 +115,7 @@ const report = await withBrowser(async (context) => {
   const second = await turnReport(page, restored);
 
   // Select a passage of the page: "Ask about this" appears below it and asks with it.
-  await page.evaluate((passage) => {
-    const walker = document.createTreeWalker(document.querySelector("main"), NodeFilter.SHOW_TEXT);
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      const at = node.textContent.indexOf(passage);
-      if (at >= 0) {
-        const range = document.createRange();
-        range.setStart(node, at);
-        range.setEnd(node, at + passage.length);
-        getSelection().removeAllRanges();
-        getSelection().addRange(range);
-        return;
-      }
-    }
-    throw new Error(`passage not on the page: ${passage}`);
-  }, config.passage);
+  await select(page, config.passage);
   const askSelection = page.locator(".g-ask-selection");
   await askSelection.waitFor({ timeout: STEP_MS });
   await snap(page, "widget-selection");
@@ -164,7 +170,10 @@ const report = await withBrowser(async (context) => {
   const refused = await context.newPage();
   refused.on("console", (message) => refusedSeen.push(message.text()));
   await refused.goto(config.refusedPage);
-  await refused.locator(".g-launcher").click();
+  // From the keyboard this time: select, then Alt+Shift+A opens the dialog about the selection.
+  await select(refused, config.keyboardPassage);
+  await refused.keyboard.press("Alt+Shift+A");
+  const keyboardQuote = await refused.locator(".g-selected blockquote").textContent();
   await ask(refused, config.question);
   await refused.locator(".g-error").waitFor({ timeout: STEP_MS });
   const refusedError = await refused.locator(".g-error").textContent();
@@ -181,7 +190,7 @@ const report = await withBrowser(async (context) => {
   return {
     focusAfterOpen, first, states, panelHiddenAfterEscape, focusAfterClose, citationHref, cited,
     restored, restoredFirst, second, quoted, focusAfterSelection, third, declined, feedbackNote, ratingShownAgain, conversation,
-    rateLimited, answeredBeforeLimit, phonePanel, refusedError, refusedTurn, refusedConsole: refusedSeen, wrongKeyError, ...seen,
+    rateLimited, answeredBeforeLimit, phonePanel, refusedError, refusedTurn, refusedConsole: refusedSeen, wrongKeyError, keyboardQuote, ...seen,
   };
 });
 process.stdout.write(JSON.stringify(report));
