@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -19,6 +19,13 @@ class EdgeSettings(BaseSettings):
     )
     admin_port: int = Field(
         9901, ge=0, le=65535, description="Envoy's admin port, on loopback only (readiness: /ready; stats)."
+    )
+    metrics_port: int | None = Field(
+        None,
+        ge=0,
+        le=65535,
+        description="Port serving Envoy's statistics for Prometheus at /metrics (nothing else of the admin "
+        "API); unset: off. Needs a fixed admin_port.",
     )
     agent_target: str = Field("127.0.0.1:50051", description="host:port of the agent Envoy forwards to.")
     allowed_origins: list[str] = Field(
@@ -94,3 +101,9 @@ class EdgeSettings(BaseSettings):
             ):
                 raise ValueError(f"{origin!r} is not an origin such as https://docs.example.org")
         return origins
+
+    @model_validator(mode="after")
+    def _metrics_need_a_known_admin_port(self) -> EdgeSettings:
+        if self.metrics_port is not None and self.admin_port == 0:
+            raise ValueError("GLOSSATOR_EDGE_METRICS_PORT needs a fixed GLOSSATOR_EDGE_ADMIN_PORT (not 0)")
+        return self

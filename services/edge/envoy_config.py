@@ -381,11 +381,81 @@ def _agent_cluster(settings: EdgeSettings) -> dict[str, Any]:
     return cluster
 
 
+def _metrics(settings: EdgeSettings) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A listener serving GET /metrics from the admin API's /stats/prometheus, and nothing else of
+    it (the admin API can stop Envoy), with the cluster that reaches the admin port on loopback."""
+    manager = {
+        "@type": f"{_TYPES}.filters.network.http_connection_manager.v3.HttpConnectionManager",
+        "stat_prefix": "metrics",
+        "route_config": {
+            "virtual_hosts": [
+                {
+                    "name": "metrics",
+                    "domains": ["*"],
+                    "routes": [
+                        {
+                            "match": {
+                                "path": "/metrics",
+                                "headers": [{"name": ":method", "string_match": {"exact": "GET"}}],
+                            },
+                            "route": {"cluster": "admin", "prefix_rewrite": "/stats/prometheus"},
+                        },
+                        {"match": {"prefix": "/"}, "direct_response": {"status": 404}},
+                    ],
+                }
+            ]
+        },
+        "http_filters": [
+            {
+                "name": "envoy.filters.http.router",
+                "typed_config": {"@type": f"{_TYPES}.filters.http.router.v3.Router"},
+            }
+        ],
+    }
+    listener = {
+        "name": "metrics",
+        "address": {"socket_address": {"address": settings.host, "port_value": settings.metrics_port}},
+        "filter_chains": [
+            {"filters": [{"name": "envoy.filters.network.http_connection_manager", "typed_config": manager}]}
+        ],
+    }
+    admin = {
+        "name": "admin",
+        "type": "STATIC",
+        "connect_timeout": "1s",
+        "load_assignment": {
+            "cluster_name": "admin",
+            "endpoints": [
+                {
+                    "lb_endpoints": [
+                        {
+                            "endpoint": {
+                                "address": {
+                                    "socket_address": {
+                                        "address": "127.0.0.1",
+                                        "port_value": settings.admin_port,
+                                    }
+                                }
+                            }
+                        }
+                    ]
+                }
+            ],
+        },
+    }
+    return listener, admin
+
+
 def render(settings: EdgeSettings) -> dict[str, Any]:
     """Envoy's bootstrap (v3) as a mapping."""
+    listeners, clusters = [_listener(settings)], [_agent_cluster(settings)]
+    if settings.metrics_port is not None:
+        listener, admin = _metrics(settings)
+        listeners.append(listener)
+        clusters.append(admin)
     return {
         "admin": {"address": {"socket_address": {"address": "127.0.0.1", "port_value": settings.admin_port}}},
-        "static_resources": {"listeners": [_listener(settings)], "clusters": [_agent_cluster(settings)]},
+        "static_resources": {"listeners": listeners, "clusters": clusters},
         "overload_manager": {
             "resource_monitors": [
                 {

@@ -116,7 +116,7 @@ class EnvoyProcess:
                 self.admin_url = f"http://{address}"
                 if await self._admin("/ready") == "LIVE":
                     statuses = json.loads(await self._admin("/listeners?format=json"))
-                    [listener] = statuses["listener_statuses"]
+                    [listener] = [s for s in statuses["listener_statuses"] if s["name"] == "edge"]
                     self.port = int(listener["local_address"]["socket_address"]["port_value"])
                     return
             await asyncio.sleep(0.05)

@@ -41,14 +41,14 @@ GRPC_WEB = {"content-type": "application/grpc-web+proto", "x-grpc-web": "1"}
 
 def edge_settings(book, tmp_path, **overrides) -> EdgeSettings:
     agent = book.servers["agent"]
-    return EdgeSettings(
-        port=0,
-        admin_port=0,
-        agent_target=f"127.0.0.1:{agent.port}",
-        allowed_origins=[PAGE],
-        config_dir=tmp_path,
-        **overrides,
-    )
+    fields = {
+        "port": 0,
+        "admin_port": 0,
+        "agent_target": f"127.0.0.1:{agent.port}",
+        "allowed_origins": [PAGE],
+        "config_dir": tmp_path,
+    }
+    return EdgeSettings(**fields | overrides)
 
 
 @asynccontextmanager
@@ -483,3 +483,27 @@ async def test_glossator_up_web_runs_the_suite_with_the_edge_in_front(tmp_path):
         process.terminate()
         code = await asyncio.wait_for(process.wait(), 60)
     assert code == 0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def test_the_metrics_port_serves_prometheus_stats_and_nothing_else_of_the_admin_api(book, tmp_path):
+    metrics_port = free_port()
+    settings = edge_settings(book, tmp_path, metrics_port=metrics_port, admin_port=free_port())
+    async with running_edge(settings) as edge:
+        await edge.post(ASK, content=ask(), headers=CONNECT_UNARY | {"origin": OTHER_PAGE})  # refused
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{metrics_port}", timeout=10) as metrics:
+            text = (await metrics.get("/metrics")).text
+            assert 'envoy_http_rbac_denied{envoy_http_conn_manager_prefix="edge"} 1' in text
+            assert (await metrics.post("/quitquitquit")).status_code == 404
+            assert (await metrics.get("/config_dump")).status_code == 404
+        assert (await edge.get("/healthz")).status_code == 200  # still running
+
+
+def test_metrics_need_a_fixed_admin_port():
+    with pytest.raises(ValueError, match="needs a fixed GLOSSATOR_EDGE_ADMIN_PORT"):
+        EdgeSettings(metrics_port=9090, admin_port=0)

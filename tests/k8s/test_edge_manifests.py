@@ -12,6 +12,7 @@ from tests.credentials import Authority
 from tests.k8s.manifests import (
     CLIENT_NS,
     INTENDED_PATHS,
+    MONITORING_NS,
     Profile,
     by_kind,
     check,
@@ -46,12 +47,13 @@ def test_the_edge_overlay_renders_validates_and_keeps_the_invariants(objects) ->
     assert not violations, report(violations)
 
 
-def test_only_the_edge_reaches_the_agent_and_anyone_reaches_the_edge(objects) -> None:
+def test_only_the_edge_reaches_the_agent_anyone_the_edge_and_prometheus_its_metrics(objects) -> None:
     apps = {w.app for w in workloads(objects)}
     everyone = {peer.name for peer in sources(objects, INGEST_JOB)}
     intended = {path for path in INTENDED_PATHS if path[1] in apps} - {(CLIENT_NS, "glossator-agent", 50051)}
     intended |= {("glossator-edge", "glossator-agent", 50051)}
     intended |= {(source, "glossator-edge", 8080) for source in everyone}
+    intended |= {(MONITORING_NS, "glossator-edge", 9090)}
     assert reachable(objects, INGEST_JOB) == intended
 
 
@@ -82,4 +84,5 @@ def test_envoy_accepts_the_config_written_from_the_rendered_settings(objects, tm
     monkeypatch.setenv("GLOSSATOR_EDGE_CONFIG_DIR", str(tmp_path / "edge"))
     settings = EdgeSettings()
     assert settings.allowed_origins == ["https://docs.example.org"] and settings.trusted_hops == 0
+    assert (settings.port, settings.metrics_port) == (8080, 9090)
     assert "OK" in validate(settings)
