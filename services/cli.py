@@ -44,6 +44,9 @@ COMMANDS = {
     ),
     "documents": Command("collections", "add_parsers", "list the documents of a collection, or delete some"),
     "eval": Command("eval", "add_parser", "measure retrieval, grounding or answer quality"),
+    "report": Command(
+        "report", "add_parser", "what the book is missing: most asked, declined, rated down, replaced (admin)"
+    ),
 }
 
 
@@ -112,9 +115,11 @@ def documented_settings() -> dict:
     from services.common.embedding import EmbeddingSettings
     from services.common.settings import SuiteDefaults
     from services.common.tls import TlsSettings
+    from services.edge.config import EdgeSettings
 
     shared = {
         "suite (every service: the defaults their own settings override)": SuiteDefaults,
+        "edge (`glossator web`, `glossator up --web`: Envoy in front of the agent for browsers)": EdgeSettings,
         "embedding (the local model, in every service)": EmbeddingSettings,
         "auth (every service and client command)": AuthSettings,
         "tls (every service and client)": TlsSettings,
@@ -169,7 +174,43 @@ def _cmd_up(args: argparse.Namespace) -> int:
     async def main() -> None:
         say.metrics(_start_metrics(services.values()))
         servers = await build_suite(suite_settings)
+        if args.web:
+            agent = servers[-1]
+            servers.append(_edge(agent_target=f"{suite_settings.agent.host}:{agent.port}"))
         await run_until_signal(servers, on_started=lambda: say.listening(servers, suite_settings.agent.host))
+
+    return _serving(main())
+
+
+def _edge(**overrides):
+    """Envoy in front of the agent for browsers (GLOSSATOR_EDGE_* settings, `overrides` on top)."""
+    from services.edge.config import EdgeSettings
+    from services.edge.proxy import EnvoyProcess
+
+    return EnvoyProcess(EdgeSettings(**overrides) if overrides else EdgeSettings())
+
+
+def _cmd_web(args: argparse.Namespace) -> int:
+    from services.common.logging import configure_logging
+    from services.common.server import run_until_signal
+    from services.edge.proxy import validate
+
+    edge = _edge()
+    log_format = args.log_format or ("console" if sys.stderr.isatty() else "json")
+    configure_logging("INFO", log_format)
+    if args.write_config:
+        from services.edge.envoy_config import render_yaml
+
+        args.write_config.write_text(render_yaml(edge.settings), encoding="utf-8")
+        return exit_codes.OK
+    if args.check:
+        validate(edge.settings)
+        print(f"{edge.settings.config_dir / 'envoy.yaml'}: valid", file=sys.stderr)
+        return exit_codes.OK
+    say = _Announcer(log_format)
+
+    async def main() -> None:
+        await run_until_signal([edge], on_started=lambda: say.listening([edge], edge.settings.host))
 
     return _serving(main())
 
@@ -179,10 +220,11 @@ def _serving(main) -> int:
     a clear error and exit code 2, not a traceback, and so is a local model that cannot be loaded."""
     from services.common.model_export import ModelUnavailable
     from services.common.server import PortUnavailable, run_server_process
+    from services.edge.proxy import EdgeUnavailable
 
     try:
         run_server_process(main)
-    except (PortUnavailable, ModelUnavailable) as error:
+    except (PortUnavailable, ModelUnavailable, EdgeUnavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 
@@ -292,7 +334,26 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("json", "console"),
         help="default: console on a terminal, json otherwise (a pipe gets no colour codes)",
     )
+    up.add_argument(
+        "--web",
+        action="store_true",
+        help="also run Envoy in front of the agent for browsers (Connect, gRPC-Web; GLOSSATOR_EDGE_*)",
+    )
     up.set_defaults(func=_cmd_up)
+
+    web = commands.add_parser(
+        "web",
+        help="run Envoy in front of a running agent for browsers (Connect, gRPC-Web, CORS; GLOSSATOR_EDGE_*)",
+    )
+    web.add_argument("--check", action="store_true", help="write envoy.yaml, validate it with envoy, exit")
+    web.add_argument(
+        "--write-config",
+        type=Path,
+        metavar="FILE",
+        help="only write Envoy's config to FILE (a Kubernetes init container does, for the Envoy image)",
+    )
+    web.add_argument("--log-format", choices=("json", "console"), help="as for `up`")
+    web.set_defaults(func=_cmd_web)
 
     for name, command in COMMANDS.items():
         commands.add_lazy(name, command)
@@ -337,7 +398,7 @@ def _run(argv: list[str] | None) -> int:
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # said with the usage of the (sub)command they were given to, not the top level's
         chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
-    if args.command not in ("serve", "up"):
+    if args.command not in ("serve", "up", "web"):
         from services.common.logging import configure_logging
 
         configure_logging("WARNING", "console")  # client commands: only an embedded suite's problems

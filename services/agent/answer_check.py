@@ -31,7 +31,7 @@ from services.agent.citations import marker_indexes
 from services.agent.events import AnswerFinished
 from services.agent.models import OFFLINE_MODEL_NAME
 from services.agent.models.offline import CANNOT_SEARCH, NOT_COVERED, NOTHING_FOUND
-from services.agent.sessions import Source
+from services.agent.sessions import Grounding, Source
 from services.common.errors import Reason, Unavailable
 from services.common.logging import get_logger
 from services.common.metrics import observe_stage
@@ -57,6 +57,21 @@ class Validated:
     status: str  # validated | replaced | unavailable | skipped
     verdict: validation_pb2.ValidateResponse | None
     validation_ms: float
+
+    def summary(self) -> Grounding:
+        """The verdict in brief, as responses carry it and turns keep it."""
+        verdict = self.verdict
+        if verdict is None:
+            return Grounding(status=self.status)
+        return Grounding(
+            status=self.status,
+            is_grounded=verdict.is_grounded,
+            grounding_score=verdict.grounding_score,
+            claims=len(verdict.claims),
+            supported_claims=sum(1 for claim in verdict.claims if claim.supported),
+            citations_found=verdict.citations_found,
+            citations_valid=verdict.citations_valid,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -83,6 +83,13 @@ class AgentSettings(ServiceSettings):
         description="Open sessions a user may have at once; starting one more ends the user's least "
         "recently active one (ended and expired sessions do not count).",
     )
+    questions_per_minute_per_session: int = Field(
+        20,
+        ge=0,
+        description="Questions one session may ask a minute (a reader of a public widget; 0: no limit); "
+        "more are RESOURCE_EXHAUSTED saying when to try again. Counted in Redis (every replica together) "
+        "with session_backend=redis, else in the process.",
+    )
     history_turns: int = Field(10, ge=0, description="Past turns given to the model in each run.")
     response_cache_ttl_seconds: float = Field(
         300, ge=0, description="TTL of cached answers to session-less questions (0: off)."

@@ -195,6 +195,7 @@ class Conversation:
         session = await self._sessions.get(question.session_id, question.user_id, with_turns=False)
         if session.state.ended:
             raise FailedPrecondition(f"session {session.session_id} is {session.state}; start a new one")
+        await self._sessions.take_question(session.session_id)  # the caller owns it: get() checked
         history = await self._sessions.history(
             session.session_id, question.user_id, self._settings.history_turns
         )
@@ -283,6 +284,8 @@ def _turn(question: Question, outcome: Outcome, cited: list[Source], steps: list
         tool_calls=[ToolCallRecord(name=s.name, arguments=s.arguments, output=s.output) for s in steps],
         user_context=dict(question.user_context),
         selected_text=question.selected_text,
+        not_covered=outcome.not_covered,
+        grounding=outcome.validation.summary(),
     )
 
 

@@ -22,6 +22,8 @@ from services.common.logging import get_logger
 from services.common.server import GlossatorServer, create_server
 
 SERVICE_NAME = agent_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
+# Every user's questions, answers and comments: for the book's authors only.
+ADMIN_METHODS = frozenset({f"/{SERVICE_NAME}/GetCoverageReport"})
 log = get_logger("glossator.agent")
 # How often a missing LLM model is looked for again.
 _LLM_PROBE_PERIOD_S = 30.0
@@ -33,6 +35,7 @@ async def open_sessions(settings: AgentSettings) -> SessionStore:
         expire_after=timedelta(hours=settings.session_expire_hours),
         max_turns=settings.session_max_turns,
         max_open_per_user=settings.session_max_open_per_user,
+        questions_per_minute=settings.questions_per_minute_per_session,
     )
     if settings.session_backend == "redis":
         password = settings.redis_password.get_secret_value() if settings.redis_password else None
@@ -97,7 +100,7 @@ async def build_server(
         agent_pb2_grpc.add_AgentServiceServicer_to_server(servicer, server)
         return [SERVICE_NAME]
 
-    server = create_server("agent", settings, register)
+    server = create_server("agent", settings, register, ADMIN_METHODS)
     loop = asyncio.get_running_loop()
     tasks = [loop.create_task(_sweep_forever(sessions, settings.session_sweep_seconds))]
     if settings.llm_base_url and model is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
 
 import grpc
 
@@ -19,17 +21,32 @@ from services.agent.conversation import (
     Started,
     Validated,
 )
+from services.agent.coverage import CollectionCoverage, ReportedTurn, coverage
 from services.agent.events import AnswerDelta, Citation, RetrievalResults, ToolCall, ToolError
 from services.agent.query_type import QueryType
-from services.agent.sessions import Session, SessionState, SessionStore, Source, Turn
+from services.agent.sessions import (
+    Feedback,
+    Grounding,
+    Rating,
+    Session,
+    SessionState,
+    SessionStore,
+    Source,
+    Turn,
+)
 from services.common.auth import caller
 from services.common.errors import FieldViolation, InvalidArgument, NotFound, PermissionDenied, Violations
+from services.common.metrics import count_feedback
 from services.common.wire import collection_name, timestamp
 
 ANONYMOUS = "anonymous"
 MAX_USER_ID_CHARS = 128
 MAX_USER_CONTEXT_ENTRIES = 20
 MAX_USER_CONTEXT_CHARS = 1000
+MAX_FEEDBACK_COMMENT_CHARS = 1000
+DEFAULT_REPORT_WINDOW = timedelta(days=7)
+DEFAULT_REPORT_LIMIT = 20
+MAX_REPORT_LIMIT = 100
 _QUERY_TYPES = {
     QueryType.CONCEPTUAL: agent_pb2.QUERY_TYPE_CONCEPTUAL,
     QueryType.FACTUAL: agent_pb2.QUERY_TYPE_FACTUAL,
@@ -41,6 +58,8 @@ _VALIDATION_STATUSES = {
     "unavailable": agent_pb2.VALIDATION_STATUS_UNAVAILABLE,
     "skipped": agent_pb2.VALIDATION_STATUS_SKIPPED,
 }
+_RATINGS = {Rating.UP: agent_pb2.RATING_UP, Rating.DOWN: agent_pb2.RATING_DOWN}
+_RATINGS_FROM_WIRE = {wire: rating for rating, wire in _RATINGS.items()}
 _SESSION_STATES = {
     SessionState.CREATED: agent_pb2.SESSION_STATE_CREATED,
     SessionState.ACTIVE: agent_pb2.SESSION_STATE_ACTIVE,
@@ -90,7 +109,9 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
     async def GetSession(
         self, request: agent_pb2.GetSessionRequest, context: grpc.aio.ServicerContext
     ) -> agent_pb2.GetSessionResponse:
-        session_id, user_id = _session_ref(request.session_id, request.user_id)
+        v = Violations()
+        session_id, user_id = _session_ref(request.session_id, request.user_id, v)
+        v.raise_if_any()
         await self._check_access(session_id, user_id, request.session_token)
         session = await self._sessions.get(session_id, user_id, with_turns=True)
         return agent_pb2.GetSessionResponse(session=to_session(session))
@@ -116,9 +137,54 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
     async def EndSession(
         self, request: agent_pb2.EndSessionRequest, context: grpc.aio.ServicerContext
     ) -> agent_pb2.EndSessionResponse:
-        session_id, user_id = _session_ref(request.session_id, request.user_id)
+        v = Violations()
+        session_id, user_id = _session_ref(request.session_id, request.user_id, v)
+        v.raise_if_any()
         await self._check_access(session_id, user_id, request.session_token)
         return agent_pb2.EndSessionResponse(session=to_session(await self._sessions.end(session_id, user_id)))
+
+    async def SubmitFeedback(
+        self, request: agent_pb2.SubmitFeedbackRequest, context: grpc.aio.ServicerContext
+    ) -> agent_pb2.SubmitFeedbackResponse:
+        v = Violations()
+        session_id, user_id = _session_ref(request.session_id, request.user_id, v)
+        v.check(bool(request.query_id), "query_id", "is required: the query_id of the answer rated")
+        if request.query_id:
+            _check_uuid("query_id", request.query_id, v)
+        rating = _RATINGS_FROM_WIRE.get(request.rating)
+        v.check(rating is not None, "rating", "must be RATING_UP or RATING_DOWN")
+        comment = v.text("comment", request.comment, max_chars=MAX_FEEDBACK_COMMENT_CHARS, required=False)
+        v.raise_if_any()
+        assert rating is not None
+        await self._check_access(session_id, user_id, request.session_token)
+        feedback = Feedback(rating=rating, comment=comment, submitted_at=datetime.now(UTC))
+        query_id = request.query_id.lower()
+        session, replaced = await self._sessions.rate(session_id, user_id, query_id, feedback)
+        count_feedback(session.collection, rating.value, replaced=replaced is not None)
+        return agent_pb2.SubmitFeedbackResponse(
+            session_id=session_id,
+            query_id=query_id,
+            feedback=to_feedback(feedback),
+            replaced=replaced is not None,
+        )
+
+    async def GetCoverageReport(
+        self, request: agent_pb2.GetCoverageReportRequest, context: grpc.aio.ServicerContext
+    ) -> agent_pb2.GetCoverageReportResponse:
+        v = Violations()
+        now = datetime.now(UTC)
+        since = request.since.ToDatetime(UTC) if request.HasField("since") else now - DEFAULT_REPORT_WINDOW
+        v.check(since <= now, "since", "must not be in the future")
+        limit = request.limit or DEFAULT_REPORT_LIMIT
+        v.in_range("limit", limit, 1, MAX_REPORT_LIMIT)
+        collection = collection_name(request.collection, v) if request.collection else ""
+        v.raise_if_any()
+        report = await coverage(self._sessions.turns_since(since), collection)
+        return agent_pb2.GetCoverageReportResponse(
+            since=timestamp(since),
+            generated_at=timestamp(now),
+            collections=[to_collection_coverage(c, limit) for c in report],
+        )
 
     async def _check_access(self, session_id: str, user_id: str, token: str) -> None:
         """An anonymous session has no owner to check the caller against: its token is required
@@ -158,7 +224,7 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         v = Violations()
         query = v.text("query", request.query, max_chars=1000)
         if request.session_id:
-            _check_uuid(request.session_id, v)
+            _check_uuid("session_id", request.session_id, v)
         user_id = _user_id(request.user_id, v)
         v.text("selected_text", request.selected_text, max_chars=s.max_selected_text_chars, required=False)
         top_k = request.top_k or 5
@@ -197,11 +263,11 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         return time.monotonic() + (limit if remaining is None else min(limit, remaining))
 
 
-def _check_uuid(value: str, v: Violations) -> None:
+def _check_uuid(field_name: str, value: str, v: Violations) -> None:
     try:
         uuid.UUID(value)
     except ValueError:
-        v.add("session_id", "must be a UUID such as 123e4567-e89b-12d3-a456-426614174000")
+        v.add(field_name, "must be a UUID such as 123e4567-e89b-12d3-a456-426614174000")
 
 
 def _user_id(requested: str, v: Violations) -> str:
@@ -227,14 +293,12 @@ def _user_id(requested: str, v: Violations) -> str:
     return user or ANONYMOUS
 
 
-def _session_ref(session_id: str, user_id: str) -> tuple[str, str]:
-    v = Violations()
+def _session_ref(session_id: str, user_id: str, v: Violations) -> tuple[str, str]:
+    """The session a request names and the user reaching it; problems are added to `v`."""
     v.check(bool(session_id), "session_id", "is required")
     if session_id:
-        _check_uuid(session_id, v)
-    user = _user_id(user_id, v)
-    v.raise_if_any()
-    return session_id.lower(), user
+        _check_uuid("session_id", session_id, v)
+    return session_id.lower(), _user_id(user_id, v)
 
 
 def to_source(source: Source) -> agent_pb2.Source:
@@ -295,22 +359,31 @@ def _verdict(validated: Validated) -> validation_pb2.ValidateResponse:
     return validated.verdict if validated.verdict is not None else validation_pb2.ValidateResponse()
 
 
+def to_grounding(grounding: Grounding) -> agent_pb2.GroundingSummary:
+    """Field for field (the domain value mirrors the message), the status mapped to its enum."""
+    status = _VALIDATION_STATUSES.get(grounding.status, agent_pb2.VALIDATION_STATUS_UNSPECIFIED)
+    return agent_pb2.GroundingSummary(**asdict(grounding) | {"status": status})
+
+
+def to_feedback(feedback: Feedback | None) -> agent_pb2.Feedback | None:
+    """The message of a rating; None for none (a message field left unset)."""
+    if feedback is None:
+        return None
+    return agent_pb2.Feedback(
+        rating=_RATINGS[feedback.rating],
+        comment=feedback.comment,
+        submitted_at=timestamp(feedback.submitted_at),
+    )
+
+
 def to_response(outcome: Outcome) -> agent_pb2.Response:
     verdict = outcome.validation.verdict
-    grounding = agent_pb2.GroundingSummary(status=_VALIDATION_STATUSES[outcome.validation.status])
-    if verdict is not None:
-        grounding.is_grounded = verdict.is_grounded
-        grounding.grounding_score = verdict.grounding_score
-        grounding.claims = len(verdict.claims)
-        grounding.supported_claims = sum(1 for claim in verdict.claims if claim.supported)
-        grounding.citations_found = verdict.citations_found
-        grounding.citations_valid = verdict.citations_valid
     response = agent_pb2.Response(
         answer=outcome.answer,
         sources=[to_source(s) for s in outcome.sources],
         confidence=outcome.confidence,
         query_type=_QUERY_TYPES[outcome.query_type],
-        grounding=grounding,
+        grounding=to_grounding(outcome.validation.summary()),
         steps=[
             agent_pb2.ToolCallStep(
                 name=s.name, arguments=s.arguments, duration_ms=s.duration_ms, error=s.error
@@ -350,6 +423,9 @@ def to_turn(turn: Turn) -> agent_pb2.Turn:
         user_context=turn.user_context,
         selected_text=turn.selected_text,
         created_at=timestamp(turn.created_at),
+        not_covered=turn.not_covered,
+        grounding=to_grounding(turn.grounding),
+        feedback=to_feedback(turn.feedback),
     )
 
 
@@ -363,4 +439,37 @@ def to_session(session: Session) -> agent_pb2.Session:
         turn_count=session.turn_count,
         turns=[to_turn(t) for t in session.turns],
         collection=session.collection,
+    )
+
+
+def to_reported_turn(reported: ReportedTurn) -> agent_pb2.ReportedTurn:
+    turn = reported.turn
+    return agent_pb2.ReportedTurn(
+        session_id=reported.session_id,
+        query_id=turn.query_id,
+        query=turn.query,
+        answer=turn.answer,
+        asked_at=timestamp(turn.created_at),
+        grounding=to_grounding(turn.grounding),
+        page_url=reported.page_url,
+        feedback=to_feedback(turn.feedback),
+    )
+
+
+def to_collection_coverage(report: CollectionCoverage, limit: int) -> agent_pb2.CollectionCoverage:
+    return agent_pb2.CollectionCoverage(
+        collection=report.collection,
+        questions=report.questions,
+        not_covered=report.not_covered,
+        rated_up=report.rated_up,
+        rated_down=report.rated_down,
+        replaced=report.replaced,
+        flagged=report.flagged,
+        most_asked=[
+            agent_pb2.AskedQuestion(query=q.query, count=q.count, last_asked_at=timestamp(q.last_asked_at))
+            for q in report.most_asked(limit)
+        ],
+        declined=[to_reported_turn(r) for r in report.newest(report.declined, limit)],
+        rated_down_answers=[to_reported_turn(r) for r in report.newest(report.rated_down_answers, limit)],
+        replaced_or_flagged=[to_reported_turn(r) for r in report.newest(report.replaced_or_flagged, limit)],
     )

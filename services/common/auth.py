@@ -7,7 +7,13 @@ RPC but health and reflection then needs `authorization: Bearer <token>`:
   (anonymous sessions, reachable only with their session token);
 - a JWT signed by a key of the JWKS file, from the configured issuer (and audience), makes the
   caller its `sub` with the roles of its roles claim (`reader`, `admin`); only an admin may act
-  for another user through the header.
+  for another user through the header;
+- a widget key (in `x-glossator-widget-key`, no authorization header) is a reader credential
+  meant to be public: it sits in a docs site's page. It acts for nobody (anonymous sessions, each
+  reachable with its session token) and is bound to the origins of the sites that embed it: a
+  call whose Origin header (a browser sets it; the edge passes it on) is not one of them is
+  PERMISSION_DENIED. A script can forge an Origin, so the binding stops other sites' pages, not
+  scripts: the edge's rate limits bound those.
 The identity is verified once per call by the server interceptor and read by servicers through
 `caller()`; with auth off `caller()` is None and servicers take the request's own fields, which is
 the embedded default on loopback.
@@ -31,6 +37,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from services.common.errors import FieldViolation, InvalidArgument, PermissionDenied, Unauthenticated
 
 AUTHORIZATION_KEY = "authorization"
+ORIGIN_KEY = "origin"  # the browser's, passed on by the edge
+# The metadata a page sends its widget key in (the edge allows it in CORS and rate-limits by it).
+WIDGET_KEY_HEADER = "x-glossator-widget-key"
 MAX_USER_CHARS = 128
 _MIN_TOKEN_CHARS = 16
 _MAX_BEARER_CHARS = 8192
@@ -65,6 +74,12 @@ class AuthSettings(BaseSettings):
         "x-glossator-user",
         description="Metadata an admin caller (a gateway) sets to the end user it acts for.",
     )
+    widget_keys: dict[str, list[str]] = Field(
+        {},
+        description="Widget keys (16+ characters, public: they sit in a docs page) with the origins each "
+        'may be used from, as JSON: {"<key>": ["https://docs.example.org"]}. Reader role, anonymous '
+        "sessions; needs the service token (the agent calls retrieval and validation with it).",
+    )
 
     @field_validator("token")
     @classmethod
@@ -73,10 +88,29 @@ class AuthSettings(BaseSettings):
             raise ValueError(f"must be at least {_MIN_TOKEN_CHARS} characters")
         return token
 
+    @field_validator("widget_keys")
+    @classmethod
+    def _widget_keys_bound_to_origins(cls, keys: dict[str, list[str]]) -> dict[str, list[str]]:
+        for key, origins in keys.items():
+            if len(key) < _MIN_TOKEN_CHARS:
+                raise ValueError(f"a widget key must be at least {_MIN_TOKEN_CHARS} characters")
+            if not origins:
+                raise ValueError("every widget key needs the origins it may be used from")
+            for origin in origins:
+                scheme, sep, rest = origin.partition("://")
+                if scheme not in ("http", "https") or not sep or not rest or "/" in rest:
+                    raise ValueError(f"{origin!r} is not an origin such as https://docs.example.org")
+        return keys
+
     @model_validator(mode="after")
     def _jwt_needs_issuer(self) -> AuthSettings:
         if self.jwks_file is not None and not self.issuer:
             raise ValueError("GLOSSATOR_AUTH_ISSUER is required with GLOSSATOR_AUTH_JWKS_FILE")
+        if self.widget_keys and self.token is None:
+            raise ValueError(
+                "GLOSSATOR_AUTH_WIDGET_KEYS needs GLOSSATOR_AUTH_TOKEN: the agent calls retrieval and "
+                "validation with the service token for widget callers"
+            )
         return self
 
     @property
@@ -128,6 +162,9 @@ class Authenticator:
         return identity
 
     def _identify(self, headers: dict[str, str]) -> Identity:
+        widget_key = headers.get(WIDGET_KEY_HEADER)
+        if widget_key is not None and AUTHORIZATION_KEY not in headers:
+            return self._widget(widget_key, headers.get(ORIGIN_KEY, ""))
         bearer = _bearer(headers.get(AUTHORIZATION_KEY))
         if self._token is not None and hmac.compare_digest(bearer.encode(), self._token):
             return Identity("service", frozenset(Role), self._acted_for(headers, ""), bearer)
@@ -138,6 +175,16 @@ class Authenticator:
         subject = str(claims["sub"])
         user = self._acted_for(headers, subject) if Role.ADMIN in roles else subject
         return Identity(subject, roles, user, bearer)
+
+    def _widget(self, key: str, origin: str) -> Identity:
+        """A reader acting for nobody, if the key is known and used from one of its origins."""
+        for known, origins in self._settings.widget_keys.items():
+            if hmac.compare_digest(key.encode(), known.encode()):
+                if origin not in origins:
+                    where = f"origin {origin[:200]!r}" if origin else "a request without an Origin header"
+                    raise PermissionDenied(f"this widget key may not be used from {where}", retryable=False)
+                return Identity(f"widget:{known[:6]}", frozenset({Role.READER}), "", "")
+        raise Unauthenticated("the widget key is not valid", retryable=False)
 
     def _acted_for(self, headers: dict[str, str], default: str) -> str:
         user = headers.get(self._settings.user_header, "").strip()

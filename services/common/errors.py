@@ -118,7 +118,23 @@ class Aborted(GlossatorError):
 
 
 class ResourceExhausted(GlossatorError):
+    """Over a limit. With `retry_after_seconds` the status says when to retry: google.rpc.RetryInfo,
+    a `retry-after` trailer in seconds (what a browser client reads through the edge) and gRPC's
+    `grpc-retry-pushback-ms`."""
+
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry_after_seconds: int | None = None,
+        reason: str = "",
+        metadata: Mapping[str, str] | None = None,
+        retryable: bool = True,
+    ) -> None:
+        super().__init__(message, reason=reason, metadata=metadata, retryable=retryable)
+        self.retry_after_seconds = retry_after_seconds
 
 
 class Unavailable(GlossatorError):

@@ -32,11 +32,20 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from services.common.auth import Authenticator, role_for
-from services.common.errors import ERROR_DOMAIN, FieldViolation, GlossatorError, InvalidArgument
+from services.common.errors import (
+    ERROR_DOMAIN,
+    FieldViolation,
+    GlossatorError,
+    InvalidArgument,
+    ResourceExhausted,
+)
 from services.common.limits import ConcurrencyLimit
 from services.common.metrics import rpc_finished, rpc_started
 
 REQUEST_ID_KEY = "x-request-id"
+# Seconds until a refused call may pass (HTTP's Retry-After): readable through the browser edge,
+# whose Connect bridge drops grpc-* trailers.
+RETRY_AFTER_KEY = "retry-after"
 # gRPC's retry pushback trailer: a negative value tells the client's retry policy not to retry.
 RETRY_PUSHBACK_KEY = "grpc-retry-pushback-ms"
 _SAFE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -63,7 +72,7 @@ def status_for(error: GlossatorError) -> grpc.Status:
     """The grpc.Status (code, message, google.rpc details in trailers) of a domain error.
 
     Details: BadRequest for InvalidArgument, ErrorInfo (domain glossator.dev) when the error has
-    a reason. A non-retryable error also carries `grpc-retry-pushback-ms: -1`, which stops the
+    a reason, RetryInfo (with `retry-after` and a matching pushback) when it says when to retry. A non-retryable error also carries `grpc-retry-pushback-ms: -1`, which stops the
     caller's retry policy (our channels retry UNAVAILABLE) from trying again.
     """
     status = status_pb2.Status(code=error.code.value[0], message=error.message)
@@ -78,10 +87,17 @@ def status_for(error: GlossatorError) -> grpc.Status:
     if error.reason:
         info = error_details_pb2.ErrorInfo(reason=error.reason, domain=ERROR_DOMAIN, metadata=error.metadata)
         status.details.add().Pack(info)
+    retry_after = error.retry_after_seconds if isinstance(error, ResourceExhausted) else None
+    if retry_after is not None:
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromSeconds(retry_after)
+        status.details.add().Pack(retry)
     rich = rpc_status.to_status(status)
     trailing = tuple(rich.trailing_metadata)
     if not error.retryable:
         trailing += ((RETRY_PUSHBACK_KEY, "-1"),)
+    elif retry_after is not None:
+        trailing += ((RETRY_AFTER_KEY, str(retry_after)), (RETRY_PUSHBACK_KEY, str(retry_after * 1000)))
     return _Status(rich.code, rich.details, trailing)
 
 

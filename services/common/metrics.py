@@ -67,6 +67,12 @@ CACHE_LOOKUPS = Counter(
     "Cache lookups, by cache (query_embedding, response) and result (hit, miss).",
     ["cache", "result"],
 )
+FEEDBACK = Counter(
+    "glossator_feedback_total",
+    "Ratings readers gave answers (SubmitFeedback), by collection, rating (up, down) and whether it "
+    "replaced an earlier rating of the same answer.",
+    ["collection", "rating", "replaced"],
+)
 
 # The gRPC service of the call this context serves; asyncio tasks and to_thread inherit it.
 _CALL_SERVICE: ContextVar[str] = ContextVar("glossator_call_service", default="")
@@ -107,6 +113,10 @@ def count_embedded(collection: str, passages: int, sentences: int) -> None:
 
 def count_cache_lookup(cache: str, *, hit: bool) -> None:
     CACHE_LOOKUPS.labels(cache, "hit" if hit else "miss").inc()
+
+
+def count_feedback(collection: str, rating: str, *, replaced: bool) -> None:
+    FEEDBACK.labels(collection, rating, "true" if replaced else "false").inc()
 
 
 def start_metrics_endpoint(host: str, port: int) -> int:

@@ -35,6 +35,12 @@ class SessionState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SESSION_STATE_INACTIVE: _ClassVar[SessionState]
     SESSION_STATE_EXPIRED: _ClassVar[SessionState]
     SESSION_STATE_TERMINATED: _ClassVar[SessionState]
+
+class Rating(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RATING_UNSPECIFIED: _ClassVar[Rating]
+    RATING_UP: _ClassVar[Rating]
+    RATING_DOWN: _ClassVar[Rating]
 QUERY_TYPE_UNSPECIFIED: QueryType
 QUERY_TYPE_CONCEPTUAL: QueryType
 QUERY_TYPE_FACTUAL: QueryType
@@ -50,6 +56,9 @@ SESSION_STATE_ACTIVE: SessionState
 SESSION_STATE_INACTIVE: SessionState
 SESSION_STATE_EXPIRED: SessionState
 SESSION_STATE_TERMINATED: SessionState
+RATING_UNSPECIFIED: Rating
+RATING_UP: Rating
+RATING_DOWN: Rating
 
 class AskRequest(_message.Message):
     __slots__ = ("query", "session_id", "user_id", "selected_text", "top_k", "min_relevance", "include_sources", "collection", "user_context", "session_token")
@@ -287,7 +296,7 @@ class ToolCallRecord(_message.Message):
     def __init__(self, name: _Optional[str] = ..., arguments: _Optional[str] = ..., output: _Optional[str] = ...) -> None: ...
 
 class Turn(_message.Message):
-    __slots__ = ("query_id", "query", "answer", "sources", "tool_calls", "user_context", "selected_text", "created_at")
+    __slots__ = ("query_id", "query", "answer", "sources", "tool_calls", "user_context", "selected_text", "created_at", "feedback", "not_covered", "grounding")
     class UserContextEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -303,6 +312,9 @@ class Turn(_message.Message):
     USER_CONTEXT_FIELD_NUMBER: _ClassVar[int]
     SELECTED_TEXT_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    FEEDBACK_FIELD_NUMBER: _ClassVar[int]
+    NOT_COVERED_FIELD_NUMBER: _ClassVar[int]
+    GROUNDING_FIELD_NUMBER: _ClassVar[int]
     query_id: str
     query: str
     answer: str
@@ -311,7 +323,10 @@ class Turn(_message.Message):
     user_context: _containers.ScalarMap[str, str]
     selected_text: str
     created_at: _timestamp_pb2.Timestamp
-    def __init__(self, query_id: _Optional[str] = ..., query: _Optional[str] = ..., answer: _Optional[str] = ..., sources: _Optional[_Iterable[_Union[Source, _Mapping]]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., user_context: _Optional[_Mapping[str, str]] = ..., selected_text: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    feedback: Feedback
+    not_covered: bool
+    grounding: GroundingSummary
+    def __init__(self, query_id: _Optional[str] = ..., query: _Optional[str] = ..., answer: _Optional[str] = ..., sources: _Optional[_Iterable[_Union[Source, _Mapping]]] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCallRecord, _Mapping]]] = ..., user_context: _Optional[_Mapping[str, str]] = ..., selected_text: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., feedback: _Optional[_Union[Feedback, _Mapping]] = ..., not_covered: _Optional[bool] = ..., grounding: _Optional[_Union[GroundingSummary, _Mapping]] = ...) -> None: ...
 
 class Session(_message.Message):
     __slots__ = ("session_id", "user_id", "state", "created_at", "last_active_at", "turn_count", "turns", "collection")
@@ -384,3 +399,117 @@ class EndSessionResponse(_message.Message):
     SESSION_FIELD_NUMBER: _ClassVar[int]
     session: Session
     def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ...) -> None: ...
+
+class Feedback(_message.Message):
+    __slots__ = ("rating", "comment", "submitted_at")
+    RATING_FIELD_NUMBER: _ClassVar[int]
+    COMMENT_FIELD_NUMBER: _ClassVar[int]
+    SUBMITTED_AT_FIELD_NUMBER: _ClassVar[int]
+    rating: Rating
+    comment: str
+    submitted_at: _timestamp_pb2.Timestamp
+    def __init__(self, rating: _Optional[_Union[Rating, str]] = ..., comment: _Optional[str] = ..., submitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class SubmitFeedbackRequest(_message.Message):
+    __slots__ = ("session_id", "query_id", "rating", "comment", "user_id", "session_token")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    QUERY_ID_FIELD_NUMBER: _ClassVar[int]
+    RATING_FIELD_NUMBER: _ClassVar[int]
+    COMMENT_FIELD_NUMBER: _ClassVar[int]
+    USER_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    query_id: str
+    rating: Rating
+    comment: str
+    user_id: str
+    session_token: str
+    def __init__(self, session_id: _Optional[str] = ..., query_id: _Optional[str] = ..., rating: _Optional[_Union[Rating, str]] = ..., comment: _Optional[str] = ..., user_id: _Optional[str] = ..., session_token: _Optional[str] = ...) -> None: ...
+
+class SubmitFeedbackResponse(_message.Message):
+    __slots__ = ("session_id", "query_id", "feedback", "replaced")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    QUERY_ID_FIELD_NUMBER: _ClassVar[int]
+    FEEDBACK_FIELD_NUMBER: _ClassVar[int]
+    REPLACED_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    query_id: str
+    feedback: Feedback
+    replaced: bool
+    def __init__(self, session_id: _Optional[str] = ..., query_id: _Optional[str] = ..., feedback: _Optional[_Union[Feedback, _Mapping]] = ..., replaced: _Optional[bool] = ...) -> None: ...
+
+class GetCoverageReportRequest(_message.Message):
+    __slots__ = ("since", "collection", "limit")
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    since: _timestamp_pb2.Timestamp
+    collection: str
+    limit: int
+    def __init__(self, since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., collection: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class AskedQuestion(_message.Message):
+    __slots__ = ("query", "count", "last_asked_at")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    LAST_ASKED_AT_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    count: int
+    last_asked_at: _timestamp_pb2.Timestamp
+    def __init__(self, query: _Optional[str] = ..., count: _Optional[int] = ..., last_asked_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class ReportedTurn(_message.Message):
+    __slots__ = ("session_id", "query_id", "query", "answer", "asked_at", "grounding", "feedback", "page_url")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    QUERY_ID_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    ASKED_AT_FIELD_NUMBER: _ClassVar[int]
+    GROUNDING_FIELD_NUMBER: _ClassVar[int]
+    FEEDBACK_FIELD_NUMBER: _ClassVar[int]
+    PAGE_URL_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    query_id: str
+    query: str
+    answer: str
+    asked_at: _timestamp_pb2.Timestamp
+    grounding: GroundingSummary
+    feedback: Feedback
+    page_url: str
+    def __init__(self, session_id: _Optional[str] = ..., query_id: _Optional[str] = ..., query: _Optional[str] = ..., answer: _Optional[str] = ..., asked_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., grounding: _Optional[_Union[GroundingSummary, _Mapping]] = ..., feedback: _Optional[_Union[Feedback, _Mapping]] = ..., page_url: _Optional[str] = ...) -> None: ...
+
+class CollectionCoverage(_message.Message):
+    __slots__ = ("collection", "questions", "not_covered", "rated_up", "rated_down", "replaced", "flagged", "most_asked", "declined", "rated_down_answers", "replaced_or_flagged")
+    COLLECTION_FIELD_NUMBER: _ClassVar[int]
+    QUESTIONS_FIELD_NUMBER: _ClassVar[int]
+    NOT_COVERED_FIELD_NUMBER: _ClassVar[int]
+    RATED_UP_FIELD_NUMBER: _ClassVar[int]
+    RATED_DOWN_FIELD_NUMBER: _ClassVar[int]
+    REPLACED_FIELD_NUMBER: _ClassVar[int]
+    FLAGGED_FIELD_NUMBER: _ClassVar[int]
+    MOST_ASKED_FIELD_NUMBER: _ClassVar[int]
+    DECLINED_FIELD_NUMBER: _ClassVar[int]
+    RATED_DOWN_ANSWERS_FIELD_NUMBER: _ClassVar[int]
+    REPLACED_OR_FLAGGED_FIELD_NUMBER: _ClassVar[int]
+    collection: str
+    questions: int
+    not_covered: int
+    rated_up: int
+    rated_down: int
+    replaced: int
+    flagged: int
+    most_asked: _containers.RepeatedCompositeFieldContainer[AskedQuestion]
+    declined: _containers.RepeatedCompositeFieldContainer[ReportedTurn]
+    rated_down_answers: _containers.RepeatedCompositeFieldContainer[ReportedTurn]
+    replaced_or_flagged: _containers.RepeatedCompositeFieldContainer[ReportedTurn]
+    def __init__(self, collection: _Optional[str] = ..., questions: _Optional[int] = ..., not_covered: _Optional[int] = ..., rated_up: _Optional[int] = ..., rated_down: _Optional[int] = ..., replaced: _Optional[int] = ..., flagged: _Optional[int] = ..., most_asked: _Optional[_Iterable[_Union[AskedQuestion, _Mapping]]] = ..., declined: _Optional[_Iterable[_Union[ReportedTurn, _Mapping]]] = ..., rated_down_answers: _Optional[_Iterable[_Union[ReportedTurn, _Mapping]]] = ..., replaced_or_flagged: _Optional[_Iterable[_Union[ReportedTurn, _Mapping]]] = ...) -> None: ...
+
+class GetCoverageReportResponse(_message.Message):
+    __slots__ = ("since", "generated_at", "collections")
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    GENERATED_AT_FIELD_NUMBER: _ClassVar[int]
+    COLLECTIONS_FIELD_NUMBER: _ClassVar[int]
+    since: _timestamp_pb2.Timestamp
+    generated_at: _timestamp_pb2.Timestamp
+    collections: _containers.RepeatedCompositeFieldContainer[CollectionCoverage]
+    def __init__(self, since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., generated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., collections: _Optional[_Iterable[_Union[CollectionCoverage, _Mapping]]] = ...) -> None: ...

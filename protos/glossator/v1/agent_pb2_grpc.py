@@ -60,6 +60,16 @@ class AgentServiceStub:
                 request_serializer=glossator_dot_v1_dot_agent__pb2.EndSessionRequest.SerializeToString,
                 response_deserializer=glossator_dot_v1_dot_agent__pb2.EndSessionResponse.FromString,
                 _registered_method=True)
+        self.SubmitFeedback = channel.unary_unary(
+                '/glossator.v1.AgentService/SubmitFeedback',
+                request_serializer=glossator_dot_v1_dot_agent__pb2.SubmitFeedbackRequest.SerializeToString,
+                response_deserializer=glossator_dot_v1_dot_agent__pb2.SubmitFeedbackResponse.FromString,
+                _registered_method=True)
+        self.GetCoverageReport = channel.unary_unary(
+                '/glossator.v1.AgentService/GetCoverageReport',
+                request_serializer=glossator_dot_v1_dot_agent__pb2.GetCoverageReportRequest.SerializeToString,
+                response_deserializer=glossator_dot_v1_dot_agent__pb2.GetCoverageReportResponse.FromString,
+                _registered_method=True)
 
 
 class AgentServiceServicer:
@@ -102,6 +112,24 @@ class AgentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SubmitFeedback(self, request, context):
+        """Rates one answer of a session (thumbs up or down, an optional comment), stored with its turn;
+        a second rating of the same answer replaces the first. Access is checked as for GetSession:
+        another user's session, or a query id not in the session, is NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetCoverageReport(self, request, context):
+        """Admin only: what a book is missing, from the stored turns of a time window, per collection:
+        the most asked questions, those declined as not covered, answers rated down, and answers
+        validation replaced or flagged.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AgentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -129,6 +157,16 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     servicer.EndSession,
                     request_deserializer=glossator_dot_v1_dot_agent__pb2.EndSessionRequest.FromString,
                     response_serializer=glossator_dot_v1_dot_agent__pb2.EndSessionResponse.SerializeToString,
+            ),
+            'SubmitFeedback': grpc.unary_unary_rpc_method_handler(
+                    servicer.SubmitFeedback,
+                    request_deserializer=glossator_dot_v1_dot_agent__pb2.SubmitFeedbackRequest.FromString,
+                    response_serializer=glossator_dot_v1_dot_agent__pb2.SubmitFeedbackResponse.SerializeToString,
+            ),
+            'GetCoverageReport': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetCoverageReport,
+                    request_deserializer=glossator_dot_v1_dot_agent__pb2.GetCoverageReportRequest.FromString,
+                    response_serializer=glossator_dot_v1_dot_agent__pb2.GetCoverageReportResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -267,6 +305,60 @@ class AgentService:
             '/glossator.v1.AgentService/EndSession',
             glossator_dot_v1_dot_agent__pb2.EndSessionRequest.SerializeToString,
             glossator_dot_v1_dot_agent__pb2.EndSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubmitFeedback(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/glossator.v1.AgentService/SubmitFeedback',
+            glossator_dot_v1_dot_agent__pb2.SubmitFeedbackRequest.SerializeToString,
+            glossator_dot_v1_dot_agent__pb2.SubmitFeedbackResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetCoverageReport(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/glossator.v1.AgentService/GetCoverageReport',
+            glossator_dot_v1_dot_agent__pb2.GetCoverageReportRequest.SerializeToString,
+            glossator_dot_v1_dot_agent__pb2.GetCoverageReportResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,7 +1,7 @@
 """The session store interface, and the flow every backend shares.
 
-Backends implement a few storage primitives (`_insert`, `_fetch`, `_update`, `_iter_user`,
-`_idle_open`, `_purge`, `_load_page_token_key`, `close`); ownership, lifecycle, the cap on open
+Backends implement a few storage primitives (`_insert`, `_fetch`, `_update`, `_update_turn`,
+`_iter_user`, `_iter_turns`, `_idle_open`, `_purge`, `_load_page_token_key`, `close`); ownership, lifecycle, the cap on open
 sessions, history, paging and the sweep are written here once, so both backends behave the same by
 construction and one test suite checks both.
 """
@@ -12,16 +12,18 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from services.agent.sessions.access import SessionTokens
 from services.agent.sessions.lifecycle import Clock, Lifecycle, SessionConfig, SessionRecord
-from services.agent.sessions.model import Session, Turn
+from services.agent.sessions.model import Feedback, Session, Turn
 from services.agent.sessions.paging import Cursor, PageTokens
 from services.common.errors import NotFound, Reason, ResourceExhausted, Unavailable, Violations
+from services.common.limits import RateLimit
 from services.common.logging import get_logger
 
+QUESTIONS = "questions in one session"
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
 
@@ -31,6 +33,7 @@ log = get_logger("glossator.agent.sessions")
 _ROLL_OVER_ATTEMPTS = 3
 
 Change = Callable[[SessionRecord], SessionRecord]
+TurnChange = Callable[[Turn], Turn]
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,9 @@ class SessionStore(ABC):
         self._clock = clock
         self._page_tokens: PageTokens | None = None
         self._session_tokens: SessionTokens | None = None
+        self._question_rate = RateLimit(
+            max(1, config.questions_per_minute), QUESTIONS, clock=lambda: clock().timestamp()
+        )
 
     # Storage primitives, one implementation per backend.
 
@@ -93,8 +99,18 @@ class SessionStore(ABC):
         """
 
     @abstractmethod
+    async def _update_turn(self, session_id: str, query_id: str, change: TurnChange) -> Turn | None:
+        """Replaces the kept turn `query_id` of the session by `change(turn)` atomically; returns the
+        turn as it was before, or None (nothing written) when the session does not keep that turn."""
+
+    @abstractmethod
     def _iter_user(self, user_id: str, after: Cursor | None) -> AsyncIterator[SessionRecord]:
         """The user's sessions after `after`: most recently active first, ties by descending id."""
+
+    @abstractmethod
+    def _iter_turns(self, active_since: datetime) -> AsyncIterator[tuple[SessionRecord, Turn]]:
+        """Every kept turn of every session active at or after `active_since` (any owner, any
+        state), with its session's record; in no particular order."""
 
     @abstractmethod
     async def _idle_open(self, before: datetime) -> list[str]:
@@ -111,6 +127,11 @@ class SessionStore(ABC):
 
     @abstractmethod
     async def close(self) -> None: ...
+
+    async def _take_question_token(self, session_id: str) -> None:
+        """One token of the session's question bucket, or ResourceExhausted. Here in this process's
+        memory; a backend shared by several processes overrides it to count in the storage."""
+        self._question_rate.take(session_id)
 
     # The shared flow.
 
@@ -178,6 +199,34 @@ class SessionStore(ABC):
         change = self._as_owner(user_id, self.lifecycle.after_turn, now)
         _, record = await self._update(session_id, change, turn)
         return self._session(record, now)
+
+    async def rate(
+        self, session_id: str, user_id: str, query_id: str, feedback: Feedback
+    ) -> tuple[Session, Feedback | None]:
+        """Stores the reader's feedback with the turn `query_id` (ended sessions too: it changes no
+        answer); returns the session (without turns) and the feedback replaced, if any. A query the
+        session does not keep (never asked there, or dropped by the history cap) is not found, as
+        another user's session is."""
+        record, _ = await self._owned(session_id, user_id, 0)  # a session's owner never changes
+        before = await self._update_turn(session_id, query_id, lambda turn: replace(turn, feedback=feedback))
+        if before is None:
+            raise NotFound(f"query {query_id} not found in session {session_id}")
+        return self._session(record, self._clock()), before.feedback
+
+    async def turns_since(self, since: datetime) -> AsyncIterator[tuple[SessionRecord, Turn]]:
+        """Every kept turn finished at or after `since`, of every user: what the coverage report
+        reads (an admin's view; no owner check)."""
+        async with aclosing(self._iter_turns(since)) as turns:
+            async for record, turn in turns:
+                if turn.created_at >= since:
+                    yield record, turn
+
+    async def take_question(self, session_id: str) -> None:
+        """Counts a question asked in the session against `config.questions_per_minute` (0: no
+        limit): over it, RESOURCE_EXHAUSTED saying when to try again. Call it once the caller is
+        known to own the session, so that nobody spends another's budget."""
+        if self.config.questions_per_minute:
+            await self._take_question_token(session_id)
 
     async def end(self, session_id: str, user_id: str) -> Session:
         """Terminates the session (idempotent); returns it without its turns."""

@@ -42,14 +42,15 @@ def from_micros(micros: int) -> datetime:
 
 @dataclass(frozen=True)
 class SessionConfig:
-    """Idle times of the lifecycle, the history cap, the cap on a user's open sessions, and how long
-    ended sessions are kept."""
+    """Idle times of the lifecycle, the history cap, the cap on a user's open sessions, how long
+    ended sessions are kept, and how many questions a session may ask a minute."""
 
     inactive_after: timedelta = timedelta(minutes=30)
     expire_after: timedelta = timedelta(hours=24)
     max_turns: int = 100
     max_open_per_user: int = 100
     retention: timedelta = timedelta(days=30)
+    questions_per_minute: int = 0  # per session; 0: no limit
 
     def __post_init__(self) -> None:
         if not timedelta(0) < self.inactive_after < self.expire_after:
@@ -60,6 +61,8 @@ class SessionConfig:
             raise ValueError("max_open_per_user must be at least 1")
         if self.retention < timedelta(0):
             raise ValueError("retention must not be negative")
+        if self.questions_per_minute < 0:
+            raise ValueError("questions_per_minute must not be negative")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -50,9 +50,64 @@ class ToolCallRecord:
     output: str
 
 
+class Rating(StrEnum):
+    UP = "up"
+    DOWN = "down"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Feedback:
+    """A reader's rating of an answer; a later one replaces it."""
+
+    rating: Rating
+    comment: str
+    submitted_at: datetime
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "rating": self.rating.value,
+            "comment": self.comment,
+            "submitted_at": self.submitted_at.isoformat(),
+        }
+
+    @classmethod
+    def from_dict(cls, body: dict[str, str]) -> Feedback:
+        return cls(
+            rating=Rating(body["rating"]),
+            comment=body["comment"],
+            submitted_at=datetime.fromisoformat(body["submitted_at"]),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Grounding:
+    """How validation judged a turn's answer (glossator.v1 GroundingSummary)."""
+
+    status: str = ""  # validated | replaced | unavailable | skipped; "" for turns stored before it was kept
+    is_grounded: bool = False
+    grounding_score: float = 0.0
+    claims: int = 0
+    supported_claims: int = 0
+    citations_found: int = 0
+    citations_valid: int = 0
+
+    @property
+    def replaced(self) -> bool:
+        """The model's answer failed validation and was replaced (policy enforce)."""
+        return self.status == "replaced"
+
+    @property
+    def flagged(self) -> bool:
+        """Delivered with a verdict of not grounded (policy annotate)."""
+        return self.status == "validated" and not self.is_grounded
+
+
 @dataclass(frozen=True, kw_only=True)
 class Turn:
-    """One finished question and answer."""
+    """One finished question and answer, with how it was judged: by validation, and by the reader.
+
+    Turns stored before `not_covered`, `grounding` and `feedback` existed read with their defaults.
+    """
 
     query_id: str
     query: str
@@ -62,9 +117,15 @@ class Turn:
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     user_context: dict[str, str] = field(default_factory=dict)
     selected_text: str = ""
+    not_covered: bool = False
+    grounding: Grounding = field(default_factory=Grounding)
+    feedback: Feedback | None = None
 
     def to_json(self) -> str:
-        body = asdict(self) | {"created_at": self.created_at.isoformat()}
+        body = asdict(self) | {
+            "created_at": self.created_at.isoformat(),
+            "feedback": self.feedback.to_dict() if self.feedback else None,
+        }
         return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
@@ -76,6 +137,8 @@ class Turn:
                 "created_at": datetime.fromisoformat(body["created_at"]),
                 "sources": [Source(**source) for source in body["sources"]],
                 "tool_calls": [ToolCallRecord(**call) for call in body["tool_calls"]],
+                "grounding": Grounding(**body.get("grounding", {})),
+                "feedback": Feedback.from_dict(body["feedback"]) if body.get("feedback") else None,
             }
         )
 

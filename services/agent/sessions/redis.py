@@ -8,6 +8,7 @@ Keys, under a configurable prefix p (default "glossator:sessions:"):
   p + "open"                       zset  ids of sessions not ended, by last activity: what sweep expires
   p + "closed"                     zset  ids of ended sessions, by end time: what sweep purges
   p + "page-token-key"             string  the key that signs ListSessions page tokens, in hex
+  p + "questions:{id}"             hash  the session's question bucket (tokens, at ms), for a minute
 
 Every write is one MULTI transaction; a read-modify-write WATCHes what it read (the session hash, or
 the user's open sessions when creating one) and runs again when another replica changed it first.
@@ -29,7 +30,15 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import RedisError
 
-from services.agent.sessions.base import Change, SessionStore, log, not_found, unavailable
+from services.agent.sessions.base import (
+    QUESTIONS,
+    Change,
+    SessionStore,
+    TurnChange,
+    log,
+    not_found,
+    unavailable,
+)
 from services.agent.sessions.lifecycle import (
     Clock,
     SessionConfig,
@@ -40,8 +49,23 @@ from services.agent.sessions.lifecycle import (
 from services.agent.sessions.model import Turn
 from services.agent.sessions.paging import KEY_BYTES, Cursor
 from services.common.errors import Unavailable
+from services.common.limits import over_rate
 
 DEFAULT_KEY_PREFIX = "glossator:sessions:"
+# A session's question bucket (services/common/limits.RateLimit's rule), updated atomically here so
+# that every replica spends from the same one. KEYS[1] the bucket; ARGV per_minute, now in ms.
+# Returns {1 if a token was taken, the tokens left as a string (Lua numbers become integers)}.
+_TAKE_TOKEN = """
+local per_minute, now = tonumber(ARGV[1]), tonumber(ARGV[2])
+local stored = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens, at = tonumber(stored[1]) or per_minute, tonumber(stored[2]) or now
+tokens = math.min(per_minute, tokens + math.max(0, now - at) * per_minute / 60000)
+local taken = 0
+if tokens >= 1 then tokens = tokens - 1; taken = 1 end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], 60000)
+return {taken, tostring(tokens)}
+"""
 
 _BATCH = 50
 _MIN_TTL = timedelta(milliseconds=1)
@@ -231,6 +255,23 @@ class RedisSessionStore(SessionStore):
         with self._errors():
             return await self._redis.transaction(attempt, key, value_from_callable=True)
 
+    async def _update_turn(self, session_id: str, query_id: str, change: TurnChange) -> Turn | None:
+        turns_key = self._turns_key(session_id)
+
+        async def attempt(pipe: Pipeline) -> Turn | None:
+            bodies = await pipe.lrange(turns_key, 0, -1)
+            pipe.multi()
+            for position, body in enumerate(bodies):
+                turn = Turn.from_json(body)
+                if turn.query_id == query_id:
+                    # WATCHed: a turn appended (and the list trimmed) meanwhile makes this run again.
+                    pipe.lset(turns_key, position, change(turn).to_json())
+                    return turn
+            return None
+
+        with self._errors():
+            return await self._redis.transaction(attempt, turns_key, value_from_callable=True)
+
     async def _iter_user(self, user_id: str, after: Cursor | None) -> AsyncIterator[SessionRecord]:
         key = self._user_key(user_id)
         with self._errors():
@@ -266,6 +307,35 @@ class RedisSessionStore(SessionStore):
         if gone:
             await self._redis.zrem(user_key, *gone)
         return [SessionRecord.from_fields(fields) for fields in rows if fields]
+
+    async def _take_question_token(self, session_id: str) -> None:
+        per_minute = self.config.questions_per_minute
+        now_ms = to_micros(self._clock()) // 1000
+        with self._errors():
+            taken, tokens = await self._redis.eval(
+                _TAKE_TOKEN, 1, f"{self._prefix}questions:{session_id}", per_minute, now_ms
+            )
+        if not taken:
+            raise over_rate(per_minute, QUESTIONS, float(tokens))
+
+    async def _iter_turns(self, active_since: datetime) -> AsyncIterator[tuple[SessionRecord, Turn]]:
+        since = to_micros(active_since)
+        with self._errors():
+            # Open sessions by last activity; ended ones by their end, which is not before it.
+            ids = await self._redis.zrange(self._open_key, since, "+inf", byscore=True)
+            ids += await self._redis.zrange(self._closed_key, since, "+inf", byscore=True)
+        for start in range(0, len(ids), _BATCH):
+            with self._errors():
+                async with self._redis.pipeline(transaction=False) as pipe:
+                    for session_id in ids[start : start + _BATCH]:
+                        pipe.hgetall(self._session_key(session_id))
+                        pipe.lrange(self._turns_key(session_id), 0, -1)
+                    replies = await pipe.execute()
+            for fields, bodies in zip(replies[::2], replies[1::2], strict=True):
+                if fields:  # forgotten since it was listed
+                    record = SessionRecord.from_fields(fields)
+                    for body in bodies:
+                        yield record, Turn.from_json(body)
 
     async def _idle_open(self, before: datetime) -> list[str]:
         with self._errors():

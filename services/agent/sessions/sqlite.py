@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
-from services.agent.sessions.base import Change, SessionStore, not_found, unavailable
+from services.agent.sessions.base import Change, SessionStore, TurnChange, not_found, unavailable
 from services.agent.sessions.lifecycle import (
     Clock,
     SessionConfig,
@@ -135,6 +135,9 @@ class SqliteSessionStore(SessionStore):
     ) -> tuple[SessionRecord, SessionRecord]:
         return await self._run(self._update_now, session_id, change, turn)
 
+    async def _update_turn(self, session_id: str, query_id: str, change: TurnChange) -> Turn | None:
+        return await self._run(self._update_turn_now, session_id, query_id, change)
+
     async def _iter_user(self, user_id: str, after: Cursor | None) -> AsyncIterator[SessionRecord]:
         while True:
             records = await self._run(self._user_page_now, user_id, after)
@@ -143,6 +146,13 @@ class SqliteSessionStore(SessionStore):
             if len(records) < _BATCH:
                 return
             after = Cursor.after(records[-1])
+
+    async def _iter_turns(self, active_since: datetime) -> AsyncIterator[tuple[SessionRecord, Turn]]:
+        after: str | None = ""
+        while after is not None:
+            batch, after = await self._run(self._turns_page_now, to_micros(active_since), after)
+            for pair in batch:
+                yield pair
 
     async def _idle_open(self, before: datetime) -> list[str]:
         return await self._run(self._idle_open_now, before)
@@ -243,6 +253,21 @@ class SqliteSessionStore(SessionStore):
                 )
         return before, after
 
+    def _update_turn_now(self, session_id: str, query_id: str, change: TurnChange) -> Turn | None:
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT seq, body FROM turns WHERE session_id = ? AND json_extract(body, '$.query_id') = ?",
+                (session_id, query_id),
+            ).fetchone()
+            if row is None:
+                return None
+            before = Turn.from_json(row["body"])
+            conn.execute(
+                "UPDATE turns SET body = ? WHERE session_id = ? AND seq = ?",
+                (change(before).to_json(), session_id, row["seq"]),
+            )
+        return before
+
     def _user_page_now(self, user_id: str, after: Cursor | None) -> list[SessionRecord]:
         where, params = "user_id = ?", [user_id]
         if after is not None:
@@ -251,6 +276,25 @@ class SqliteSessionStore(SessionStore):
         query = f"{_SELECT} WHERE {where} ORDER BY last_active_at DESC, session_id DESC LIMIT {_BATCH}"
         rows = self._db().execute(query, params).fetchall()
         return [SessionRecord.from_fields(dict(row)) for row in rows]
+
+    def _turns_page_now(
+        self, active_since_us: int, after: str
+    ) -> tuple[list[tuple[SessionRecord, Turn]], str | None]:
+        """The turns of the next _BATCH sessions (by id, after `after`) active since then, and the
+        id to continue after (None at the end)."""
+        with self._transaction("BEGIN") as conn:  # one snapshot for the records and their turns
+            rows = conn.execute(
+                f"{_SELECT} WHERE last_active_at >= ? AND session_id > ? ORDER BY session_id LIMIT {_BATCH}",
+                (active_since_us, after),
+            ).fetchall()
+            records = {row["session_id"]: SessionRecord.from_fields(dict(row)) for row in rows}
+            bodies = conn.execute(
+                f"SELECT session_id, body FROM turns WHERE session_id IN ({', '.join('?' * len(records))}) "
+                "ORDER BY session_id, seq",
+                list(records),
+            ).fetchall()
+        turns = [(records[session_id], Turn.from_json(body)) for session_id, body in bodies]
+        return turns, (rows[-1]["session_id"] if len(rows) == _BATCH else None)
 
     def _idle_open_now(self, before: datetime) -> list[str]:
         query = "SELECT session_id FROM sessions WHERE closed IS NULL AND last_active_at < ?"
