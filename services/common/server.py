@@ -33,7 +33,7 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from services.common.auth import Authenticator
+from services.common.auth import Authenticator, AuthSettings
 from services.common.interceptors import ObservabilityInterceptor
 from services.common.settings import ServiceSettings
 from services.common.tls import server_credentials
@@ -164,6 +164,7 @@ def create_server(
             "or the address is not one of this machine's"
         )
     _warn_if_exposed(name, settings)
+    _warn_if_any_audience_passes(name, settings.auth)
     return GlossatorServer(
         name,
         server,
@@ -200,6 +201,18 @@ def _warn_if_exposed(name: str, settings: ServiceSettings) -> None:
     else:
         return
     log.warning(event, service=name, host=settings.host, advice=advice)
+
+
+def _warn_if_any_audience_passes(name: str, auth: AuthSettings) -> None:
+    """JWTs without an audience check: a token the identity provider issued for any other
+    application of the same issuer is accepted here too."""
+    if auth.jwks_file is not None and not auth.audience:
+        log.warning(
+            "jwt_audience_unchecked",
+            service=name,
+            advice="JWTs issued for any application of this issuer are accepted: set "
+            "GLOSSATOR_AUTH_AUDIENCE to the audience your identity provider puts in Glossator's tokens",
+        )
 
 
 def _is_loopback(host: str) -> bool:
