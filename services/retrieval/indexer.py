@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 
 import numpy as np
+import structlog
 
 from services.common.errors import Aborted
 from services.common.metrics import count_embedded, count_ingested, observe_stage
@@ -40,6 +41,8 @@ from services.retrieval.store import (
     VectorStore,
 )
 from services.retrieval.store.indexing import passage_text
+
+log = structlog.get_logger(__name__)
 
 # Documents parsed and chunked ahead of the model, and the texts embedded together at most (the
 # passages and sentences of several documents: about five pages of a book).
@@ -215,6 +218,10 @@ class Indexer:
             return await asyncio.to_thread(self._chunk, item, document_id, fingerprint, base_url)
         except DocumentError as error:
             return _Prepared(DocumentOutcome(document_id, item.source_path, "failed", error=str(error)))
+        except Exception as error:  # a parser bug a hostile page finds fails that page, not the run
+            log.exception("document_not_parsed", document_id=document_id)
+            message = f"could not be parsed ({type(error).__name__}); the service log has the details"
+            return _Prepared(DocumentOutcome(document_id, item.source_path, "failed", error=message))
 
     def _chunk(self, item: SourceDocument, document_id: str, fingerprint: str, base_url: str) -> _Prepared:
         c = self._chunking

@@ -1,0 +1,85 @@
+"""Hostile documents through a real retrieval server: each one is that document's outcome (the
+stream goes on, the good documents around it are stored), and none makes chunks larger than the
+other services accept or copies its size many times over."""
+
+from __future__ import annotations
+
+import base64
+import random
+
+import pytest
+
+from glossator.v1 import retrieval_pb2
+from services.retrieval.config import RetrievalSettings
+from services.validation.config import ValidationSettings
+from tests.integration.test_ingest_hardening import FAILED, FINE, INDEXED, ingest, serving, top_hit
+
+BEFORE = retrieval_pb2.Document(
+    source_path="harbour.md",
+    content="# Harbours\n\nThe harbour master assigns each arriving ship a berth along the quay.",
+)
+HOSTILE = {
+    # YAML reads 0xfff... as an int past Python's int-to-text limit (ValueError: INTERNAL).
+    "hex-title.md": "---\ntitle: 0x" + "f" * 3600 + "\n---\n# Page\n\nSome text.",
+    # Recursion through the HTML tree (RecursionError: INTERNAL).
+    "nested.html": "<html><body>" + "<div>" * 1000 + "deep text" + "</div>" * 1000 + "</body></html>",
+    "nested-lists.html": "<html><body>" + "<ul><li>item" * 1000 + "</li></ul>" * 1000 + "</body></html>",
+    # A block over the block budget with no body lines to cut it at (ZeroDivisionError: INTERNAL).
+    "wide-table.html": "<table><tr>" + "".join(f"<th>column {i}</th>" for i in range(150)) + "</tr></table>",
+    "backticks.md": "`" * 5_000,
+}
+
+
+def _base64_run(size: int) -> str:
+    return base64.b64encode(random.Random(size).randbytes(size * 3 // 4)).decode()
+
+
+async def _chunks_of(stub, collection: str, document_id: str) -> list[retrieval_pb2.Chunk]:
+    reply = await stub.Search(
+        retrieval_pb2.SearchRequest(
+            collection=collection,
+            query="logo image",
+            top_k=20,
+            min_relevance=0,
+            filters={"document_id": document_id},
+        ),
+        timeout=10,
+    )
+    return [result.chunk for result in reply.results]
+
+
+@pytest.fixture(scope="module")
+async def retrieval(tmp_path_factory):
+    async with serving(RetrievalSettings(port=0, data_dir=tmp_path_factory.mktemp("hostile"))) as stub:
+        yield stub
+
+
+async def test_each_hostile_document_is_its_own_outcome_and_the_stream_goes_on(retrieval):
+    hostile = [retrieval_pb2.Document(source_path=path, content=text) for path, text in HOSTILE.items()]
+    results = await ingest(retrieval, "hostile", [BEFORE, *hostile, FINE])
+
+    assert results["harbour.md"].status == INDEXED
+    assert results["lighthouse.md"].status == INDEXED
+    assert results["hex-title.md"].status == FAILED
+    assert "quote it as text" in results["hex-title.md"].error
+    for path in ("nested.html", "nested-lists.html", "wide-table.html", "backticks.md"):
+        assert results[path].status == INDEXED, (path, results[path].error)
+    assert (await top_hit(retrieval, "hostile")).chunk.source_path == "lighthouse.md"
+
+
+async def test_no_chunk_is_longer_than_the_validator_accepts_and_data_uris_are_dropped(retrieval):
+    longest = ValidationSettings().max_chunk_chars
+    image = _base64_run(32_000)
+    page = retrieval_pb2.Document(
+        source_path="logo.md",
+        content=f"# Logo\n\nThe logo, inline: {_base64_run(6_000)} is blue.\n\n"
+        f"## As a data URI\n\n![the logo](data:image/png;base64,{image}) on a white page.",
+    )
+    results = await ingest(retrieval, "images", [page])
+
+    assert results["logo.md"].status == INDEXED
+    chunks = await _chunks_of(retrieval, "images", "logo.md")
+    assert len(chunks) == min(20, results["logo.md"].chunks)
+    assert all(len(chunk.text) <= longest // 4 for chunk in chunks), [len(chunk.text) for chunk in chunks]
+    assert not any(image[:200] in chunk.text for chunk in chunks)
+    assert any("on a white page" in chunk.text for chunk in chunks)
