@@ -173,7 +173,8 @@ class Authenticator:
         # decode() has checked that exp is a number; a comparison never overflows, even on 10**400.
         if claims["exp"] > time.time() + s.max_lifetime_seconds + s.leeway_seconds:
             raise Unauthenticated(
-                f"the token is valid for longer than the {s.max_lifetime_seconds:g} s allowed", retryable=False
+                f"the token is valid for longer than the {s.max_lifetime_seconds:g} s allowed",
+                retryable=False,
             )
         return claims
 

@@ -245,7 +245,9 @@ async def test_bad_tokens_are_unauthenticated(jwt_suite, pki, make_token, detail
 async def test_a_token_whose_algorithm_is_not_its_keys_is_unauthenticated(jwt_suite, pki, make_token):
     """Every service, not INTERNAL (an ES256 header on an RSA key raised TypeError)."""
     metadata = bearer(make_token(pki["issuer"]))
-    search = jwt_suite.retrieval.Search(retrieval_pb2.SearchRequest(query="lidar"), metadata=metadata, timeout=10)
+    search = jwt_suite.retrieval.Search(
+        retrieval_pb2.SearchRequest(query="lidar"), metadata=metadata, timeout=10
+    )
     assert await _code(search) == grpc.StatusCode.UNAUTHENTICATED
     ask = jwt_suite.agent.Ask(agent_pb2.AskRequest(query=QUESTION), metadata=metadata, timeout=30)
     assert await _code(ask) == grpc.StatusCode.UNAUTHENTICATED
