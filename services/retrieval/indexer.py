@@ -26,6 +26,7 @@ from services.retrieval.ingest import (
     DocumentError,
     SourceDocument,
     SourceError,
+    check_stored_size,
     chunk_document,
     derive_document_id,
     parse_document,
@@ -239,6 +240,7 @@ class Indexer:
                 overlap_tokens=c.overlap_tokens,
                 min_tokens=c.min_tokens,
             )
+            check_stored_size(item.content, drafts)
             passages = [passage_text(d.title, d.section_path, d.text) for d in drafts]
             spans = [prose_sentences(d.text) if self._embed_sentences else [] for d in drafts]
         record = DocumentRecord(

@@ -11,6 +11,7 @@ import pytest
 
 from glossator.v1 import retrieval_pb2
 from services.retrieval.config import RetrievalSettings
+from services.retrieval.ingest.documents import MAX_LABEL_CHARS, MAX_URL_CHARS
 from services.validation.config import ValidationSettings
 from tests.integration.test_ingest_hardening import FAILED, FINE, INDEXED, ingest, serving, top_hit
 
@@ -34,11 +35,13 @@ def _base64_run(size: int) -> str:
     return base64.b64encode(random.Random(size).randbytes(size * 3 // 4)).decode()
 
 
-async def _chunks_of(stub, collection: str, document_id: str) -> list[retrieval_pb2.Chunk]:
+async def _chunks_of(
+    stub, collection: str, document_id: str, query: str = "logo image"
+) -> list[retrieval_pb2.Chunk]:
     reply = await stub.Search(
         retrieval_pb2.SearchRequest(
             collection=collection,
-            query="logo image",
+            query=query,
             top_k=20,
             min_relevance=0,
             filters={"document_id": document_id},
@@ -83,3 +86,40 @@ async def test_no_chunk_is_longer_than_the_validator_accepts_and_data_uris_are_d
     assert all(len(chunk.text) <= longest // 4 for chunk in chunks), [len(chunk.text) for chunk in chunks]
     assert not any(image[:200] in chunk.text for chunk in chunks)
     assert any("on a white page" in chunk.text for chunk in chunks)
+
+
+def _words(count: int) -> str:
+    return " ".join(f"word{index}" for index in range(count))
+
+
+async def test_titles_and_headings_are_stored_clipped_in_each_chunk(retrieval):
+    huge_h1 = retrieval_pb2.Document(
+        source_path="huge-h1.md", content=f"# {_words(3000)}\n\n## Details\n\n{_words(400)}."
+    )
+    huge_title = retrieval_pb2.Document(
+        source_path="huge-title.md", title=_words(30_000), content=f"Plain text, no heading. {_words(300)}."
+    )
+    results = await ingest(retrieval, "labels", [huge_h1, huge_title])
+
+    for path in ("huge-h1.md", "huge-title.md"):
+        assert results[path].status == INDEXED, results[path].error
+        chunks = await _chunks_of(retrieval, "labels", path)
+        assert chunks
+        for chunk in chunks:
+            assert len(chunk.title) <= MAX_LABEL_CHARS
+            assert all(len(heading) <= MAX_LABEL_CHARS for heading in chunk.section_path)
+            assert len(chunk.source_url) <= MAX_URL_CHARS
+    chunks = await _chunks_of(retrieval, "labels", "huge-h1.md", query="word2999")
+    assert any("word2999" in chunk.text for chunk in chunks), "the whole heading is kept once, in the text"
+
+
+async def test_a_document_whose_chunks_would_store_many_times_its_size_fails(retrieval):
+    long_path = "docs/" + "x" * 20_000 + ".md"
+    page = retrieval_pb2.Document(
+        source_path=long_path, source_url="https://docs.example/page", content=f"# Page\n\n{_words(3000)}."
+    )
+    results = await ingest(retrieval, "amplified", [page, FINE])
+
+    assert results[long_path].status == FAILED
+    assert "times its size" in results[long_path].error
+    assert results["lighthouse.md"].status == INDEXED

@@ -40,7 +40,14 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from services.retrieval.ingest.documents import ChunkDraft, ParsedDocument, Section
+from services.retrieval.ingest.documents import (
+    STORED_SIZE_ALLOWANCE,
+    STORED_SIZE_FACTOR,
+    ChunkDraft,
+    DocumentError,
+    ParsedDocument,
+    Section,
+)
 
 DEFAULT_MAX_TOKENS = 224
 """Budget of a chunk's text. all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included: 224
@@ -164,6 +171,26 @@ def _sized(count_tokens: CountTokens, chars_per_token: float) -> CountTokens:
     """The size the packer goes by: the text's tokens, or its characters at `chars_per_token` a
     token when that is more."""
     return lambda text: max(count_tokens(text), math.ceil(len(text) / chars_per_token))
+
+
+def check_stored_size(content: str, drafts: list[ChunkDraft]) -> None:
+    """DocumentError when the chunks would store far more than the document holds (labels, URLs
+    and overlaps repeated per chunk): a page must not cost many times its size to keep."""
+    stored = sum(
+        len(d.text)
+        + len(d.title)
+        + sum(map(len, d.section_path))
+        + len(d.anchor)
+        + len(d.source_url)
+        + len(d.source_path)
+        + len(d.document_id)
+        for d in drafts
+    )
+    if stored > STORED_SIZE_FACTOR * len(content) + STORED_SIZE_ALLOWANCE:
+        raise DocumentError(
+            f"its chunks would store {stored:,} characters for {len(content):,}: over "
+            f"{STORED_SIZE_FACTOR} times its size"
+        )
 
 
 def _memoised(count_tokens: CountTokens) -> CountTokens:

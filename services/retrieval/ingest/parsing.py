@@ -9,11 +9,13 @@ import re
 from services.retrieval.ingest.documents import (
     DEFAULT_MAX_DOCUMENT_BYTES,
     DEFAULT_MAX_FRONT_MATTER_BYTES,
+    MAX_URL_CHARS,
     Block,
     DocumentError,
     FrontMatter,
     ParsedDocument,
     SourceDocument,
+    clip_label,
     derive_document_id,
     guess_format,
 )
@@ -53,13 +55,20 @@ def parse_document(
     url = document_url(doc.source_path, document_format, front_matter, base_url, doc.source_url)
     if problem := link_problem(url):  # a source path like "javascript:x.md" makes such a URL
         raise DocumentError(f"the document's URL {problem}")
-    sections = build_sections([_without_data_uris(block) for block in blocks])
+    if len(url) > MAX_URL_CHARS:
+        raise DocumentError(
+            f"the document's URL is {len(url):,} characters, over the limit of {MAX_URL_CHARS:,}"
+        )
+    blocks = [_bounded_labels(_without_data_uris(block)) for block in blocks]
+    sections = build_sections(blocks)
     first_h1 = next((block.title for block in blocks if block.kind == "heading" and block.level == 1), "")
     return ParsedDocument(
         document_id=doc.document_id or derive_document_id(doc.source_path),
         source_path=doc.source_path,
         url=url,
-        title=front_matter.title or first_h1 or doc.title or page_title or _title_from_path(doc.source_path),
+        title=clip_label(
+            front_matter.title or first_h1 or doc.title or page_title or _title_from_path(doc.source_path)
+        ),
         format=document_format,
         sections=sections,
         category_labels=doc.category_labels,
@@ -87,6 +96,13 @@ def _without_data_uris(block: Block) -> Block:
     if block.kind == "heading" or "data:" not in block.text:
         return block
     return dataclasses.replace(block, text=_DATA_URI.sub("", block.text))
+
+
+def _bounded_labels(block: Block) -> Block:
+    """A heading's title and anchor clipped for the chunks that repeat them; its text stays whole."""
+    if block.kind != "heading":
+        return block
+    return dataclasses.replace(block, title=clip_label(block.title), anchor=clip_label(block.anchor))
 
 
 def _text_blocks(content: str) -> list[Block]:
