@@ -32,6 +32,12 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 # An inline resource (RFC 2397: data:[<type>][;<parameter>],<data>): pixels as text, nothing a
 # reader asks about. Each part's class excludes the character that ends it, so a match is linear.
 _DATA_URI = re.compile(r"\bdata:(?:[\w.+-]+/[\w.+-]+)?(?:;[\w.+=-]+)*,[\w+/=%.~-]*", re.ASCII)
+# "[1]", "[2, 3]" written in a page: an answer quoting it would carry a citation marker the page
+# chose (pointing at another source, or at none). Not a link's text ("[1](url)") nor a reference.
+_CITATION_LIKE = re.compile(r"\[[ \t]*\d{1,4}(?:[ \t]*[,;][ \t]*\d{1,4})*[ \t]*\](?![(\[:])")
+# A Markdown link (text, then its url up to a space or the closing parenthesis); linear as in
+# markdown_display: no part can take the "[" that starts another try.
+_MARKDOWN_LINK = re.compile(r"(?<!!)\[([^\[\]\n]*)\]\(\s*((?:[^()\[\]\s]|\([^()\[\]\s]*\))*)[^()\[\]\n]*\)")
 
 
 def parse_document(
@@ -59,7 +65,7 @@ def parse_document(
         raise DocumentError(
             f"the document's URL is {len(url):,} characters, over the limit of {MAX_URL_CHARS:,}"
         )
-    blocks = [_bounded_labels(_without_data_uris(block)) for block in blocks]
+    blocks = [_bounded_labels(_indexed_text(block)) for block in blocks]
     sections = build_sections(blocks)
     first_h1 = next((block.title for block in blocks if block.kind == "heading" and block.level == 1), "")
     return ParsedDocument(
@@ -90,12 +96,20 @@ def _check_content(content: str, max_bytes: int) -> None:
         )
 
 
-def _without_data_uris(block: Block) -> Block:
-    """The block with its data URIs removed: a 32 KB inline image is one 32 KB word, whose chunk the
-    validation service refused."""
-    if block.kind == "heading" or "data:" not in block.text:
+def _indexed_text(block: Block) -> Block:
+    """The block as it is indexed: data URIs removed (a 32 KB inline image is one 32 KB word, whose
+    chunk the validation service refused); in prose, citation-like "[n]" removed and links that
+    are not http(s) or relative (javascript:...) reduced to their text. Code stays as written."""
+    if block.kind == "heading":
         return block
-    return dataclasses.replace(block, text=_DATA_URI.sub("", block.text))
+    text = _DATA_URI.sub("", block.text) if "data:" in block.text else block.text
+    if block.kind != "code":
+        text = _MARKDOWN_LINK.sub(_safe_link, _CITATION_LIKE.sub("", text))
+    return block if text == block.text else dataclasses.replace(block, text=text)
+
+
+def _safe_link(link: re.Match[str]) -> str:
+    return link.group(1) if link_problem(link.group(2)) else link.group(0)
 
 
 def _bounded_labels(block: Block) -> Block:
