@@ -22,6 +22,7 @@ from services.retrieval.sentences import normalise, prose_sentences
 from services.retrieval.sparse import SparseEncoder
 from services.validation import text
 from services.validation.claims import find_citations, split_claims, strip_citations
+from services.validation.commands import command_notes
 
 SIZE = 30_000
 CPU_BUDGET_SECONDS = 0.5
@@ -53,6 +54,7 @@ def _inputs() -> dict[str, str]:
         "citation markers": "[1]" * (SIZE // 3),
         "tool-call openers": '{"name": "' * (SIZE // 10),
         "template tokens": "<|im_start|>" * (SIZE // 12),
+        "downloads never piped": "curl x " * (SIZE // 7),
     }
 
 
@@ -84,6 +86,7 @@ ROUTINES: dict[str, Callable[[str], object]] = {
     "find_citations": find_citations,
     "strip_citations": strip_citations,
     "split_claims": split_claims,
+    "command_notes": command_notes,
     "validation tokens": text.tokens,
     "capitalised_words": text.capitalised_words,
     "attribution_span": text.attribution_span,
