@@ -21,7 +21,7 @@ class ZeroWindowClient:
         self._connection.initiate_connection()
         self._connection.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
         self._lock = threading.Lock()
-        self.reset_streams = 0
+        self.ended_streams = 0  # reset, or ended by the server's trailers
         self._flush()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -59,7 +59,9 @@ class ZeroWindowClient:
             while data := self._socket.recv(65536):
                 with self._lock:
                     events = self._connection.receive_data(data)
-                self.reset_streams += sum(isinstance(event, h2.events.StreamReset) for event in events)
+                self.ended_streams += sum(
+                    isinstance(event, h2.events.StreamReset | h2.events.StreamEnded) for event in events
+                )
                 self._flush()
         except (OSError, h2.exceptions.ProtocolError):
             return

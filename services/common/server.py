@@ -124,6 +124,7 @@ def create_server(
     options = [
         ("grpc.max_receive_message_length", settings.max_message_bytes),
         ("grpc.max_send_message_length", settings.max_message_bytes),
+        ("grpc.max_concurrent_streams", settings.max_concurrent_streams_per_connection),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         # gRPC sets SO_REUSEPORT by default on Linux: two servers on one port share its calls.
@@ -139,7 +140,9 @@ def create_server(
     # The limit lives in the interceptor, not in gRPC's maximum_concurrent_rpcs: that one counts
     # health checks and reflection too, so a server full of idle streams failed its probes.
     authenticator = Authenticator(settings.auth) if settings.auth.enabled else None
-    interceptor = ObservabilityInterceptor(settings.max_concurrent_rpcs, authenticator, admin_methods)
+    interceptor = ObservabilityInterceptor(
+        settings.max_concurrent_rpcs, authenticator, admin_methods, settings.stream_write_timeout_seconds
+    )
     # Tracing first: its span covers the whole call, and the observability interceptor, which keeps
     # one wrapped handler per method, sees the same handler every time.
     server = grpc.aio.server(interceptors=[*server_interceptors(), interceptor], options=options)

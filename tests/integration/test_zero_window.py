@@ -58,3 +58,22 @@ async def test_readers_that_never_read_do_not_hold_answer_slots(suite):
         attacker.close()
     response = await _answered(suite)  # and right after
     assert response.sources
+
+
+async def test_a_stream_the_client_never_reads_ends_after_the_write_timeout(tmp_path):
+    """With 4 calls at most, 8 readers that never read took them all: every later call was refused
+    until the attacker left. Now each call ends after the write timeout and frees its place."""
+    _docs(tmp_path / "pages")
+    shared = {"max_concurrent_rpcs": 4, "stream_write_timeout_seconds": 1.0}
+    async with running_suite(suite_settings(tmp_path, shared=shared)) as suite:
+        await _ingest(suite)
+        attacker = ZeroWindowClient(suite.servers["agent"].port)
+        try:
+            for _ in range(8):
+                attacker.call(ASK_STREAM, agent_pb2.AskRequest(query=QUESTION))
+            await asyncio.sleep(3.0)
+            assert attacker.ended_streams >= 4, "the calls over the limit are refused at once"
+            response = await _answered(suite)
+            assert "lidar" in response.answer.lower()
+        finally:
+            attacker.close()
