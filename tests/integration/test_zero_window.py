@@ -13,7 +13,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from glossator.v1 import agent_pb2
 from tests.conftest import running_suite, suite_settings
 from tests.integration.test_auth import PAGES, QUESTION, _docs, _ingest
-from tests.zero_window import ZeroWindowClient
+from bench.zero_window import ZeroWindowClient
 
 ASK_STREAM = "/glossator.v1.AgentService/AskStream"
 
