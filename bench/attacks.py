@@ -1,6 +1,6 @@
 """Attacks of a reader alone (issue 28), each with its figure, against `glossator up` in its own process.
 
-    .venv/bin/python -m bench.attacks [--data-dir .glossator/bench-attacks]
+    .venv/bin/python -m bench.attacks [--data-dir .glossator/bench-attacks] [--quick]
 
 - zero-window: 8 AskStreams on one HTTP/2 connection whose stream window is 0, then 6 legitimate
   AskStreams (30 s deadline) during the attack and 3 right after: how many were answered, and
@@ -98,6 +98,9 @@ async def timed(pid: int, work) -> tuple[object, float, float]:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=ROOT / ".glossator" / "bench-attacks")
+    parser.add_argument(
+        "--quick", action="store_true", help="leave out the 0.54 MB page (minutes of embedding)"
+    )
     args = parser.parse_args()
     suite = await start_services(args.data_dir, ["retrieval", "validation", "agent"])
     ports = suite.ports
@@ -117,7 +120,8 @@ async def main() -> None:
                 attacker = ZeroWindowClient(ports["agent"])
                 for _ in range(8):
                     attacker.call(
-                        "/glossator.v1.AgentService/AskStream", agent_pb2.AskRequest(query=QUESTION)
+                        "/glossator.v1.AgentService/AskStream",
+                        agent_pb2.AskRequest(query=QUESTION, collection=COLLECTION),
                     )
                 await asyncio.sleep(1.0)
                 during, wall, _ = await timed(suite.pid, asyncio.gather(*(ask(agent) for _ in range(6))))
@@ -158,6 +162,8 @@ async def main() -> None:
                     f"health slowest {max(probe.latencies, default=float('nan')) * 1000:.0f} ms"
                 )
 
+            if args.quick:
+                return
             words = " ".join(f"word{index}" for index in range(60_000))[:500_000]
             amplified = retrieval_pb2.Document(
                 source_path="huge-h1.md", content=f"# {words}\n\n## Body\n\n{words[:40_000]}."
