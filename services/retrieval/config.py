@@ -68,6 +68,13 @@ class RetrievalSettings(ServiceSettings):
     )
     # Each open collection holds threads and memory in the embedded engine: 300 collections made by
     # ingests into new names took retrieval to 4,815 threads and 8.9 GB.
+    min_free_disk_bytes: int = Field(
+        256 * 2**20,
+        ge=0,
+        description="Free space the data directory must keep: below it Ingest is RESOURCE_EXHAUSTED "
+        "\"disk full\" before it writes (the embedded store dies by SIGBUS on a full disk) and Search "
+        "goes on; 0: not checked.",
+    )
     max_collections: int = Field(
         100, ge=1, description="Collections this server holds; an Ingest into one more is RESOURCE_EXHAUSTED."
     )

@@ -19,6 +19,7 @@ import structlog
 
 from services.common.errors import Aborted
 from services.common.metrics import count_embedded, count_ingested, observe_stage
+from services.retrieval.disk import DiskReserve
 from services.retrieval.embed import EmbeddingProvider
 from services.retrieval.ingest import (
     RULES_VERSION,
@@ -113,12 +114,14 @@ class Indexer:
         count_tokens,
         chunking: ChunkingConfig,
         embed_sentences: bool = True,
+        disk: DiskReserve | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._count_tokens = count_tokens
         self._chunking = chunking
         self._embed_sentences = embed_sentences
+        self._disk = disk
         self._sparse = SparseEncoder()
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -144,6 +147,7 @@ class Indexer:
                 f"another ingest is running into collection {collection!r}; retry when it has finished"
             ) from None
         try:
+            self._check_disk()
             await asyncio.to_thread(
                 self._store.ensure_collection, collection, self._embedder.dimensions, self._embedder.name
             )
@@ -211,6 +215,7 @@ class Indexer:
             document_id = item.document_id or derive_document_id(item.source_path)
         except DocumentError as error:
             return _Prepared(DocumentOutcome("", item.source_path, "failed", error=str(error)))
+        self._check_disk()  # before each document: what was acknowledged before stays stored
         fingerprint = self._fingerprint(item, base_url)
         record = await asyncio.to_thread(self._store.document_record, collection, document_id)
         if record is not None and record.content_hash == fingerprint:
@@ -223,6 +228,10 @@ class Indexer:
             log.exception("document_not_parsed", document_id=document_id)
             message = f"could not be parsed ({type(error).__name__}); the service log has the details"
             return _Prepared(DocumentOutcome(document_id, item.source_path, "failed", error=message))
+
+    def _check_disk(self) -> None:
+        if self._disk is not None:
+            self._disk.check()
 
     def _chunk(self, item: SourceDocument, document_id: str, fingerprint: str, base_url: str) -> _Prepared:
         c = self._chunking

@@ -10,6 +10,7 @@ from services.common.embedding import count_tokens
 from services.common.logging import get_logger
 from services.common.server import GlossatorServer, create_server
 from services.retrieval.config import RetrievalSettings
+from services.retrieval.disk import DiskReserve
 from services.retrieval.embed import EmbeddingProvider, LocalEmbeddingProvider, OpenAIEmbeddingProvider
 from services.retrieval.indexer import ChunkingConfig, Indexer
 from services.retrieval.search import Searcher
@@ -68,7 +69,9 @@ async def build_server(settings: RetrievalSettings | None = None) -> tuple[Gloss
         max_front_matter_bytes=settings.max_front_matter_bytes,
     )
     # Chunk budgets are counted with the local model's tokenizer, whichever model embeds.
-    indexer = Indexer(store, embedder, count_tokens, chunking, settings.embed_sentences)
+    disk = DiskReserve(settings.data_dir, settings.min_free_disk_bytes)
+    disk.warn_if_full()
+    indexer = Indexer(store, embedder, count_tokens, chunking, settings.embed_sentences, disk)
     searcher = Searcher(
         store, embedder, settings.query_cache_size, settings.embed_batch_size, settings.embed_batch_wait_ms
     )

@@ -10,10 +10,10 @@ import time
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from bench.zero_window import ZeroWindowClient
 from glossator.v1 import agent_pb2
 from tests.conftest import running_suite, suite_settings
 from tests.integration.test_auth import PAGES, QUESTION, _docs, _ingest
-from bench.zero_window import ZeroWindowClient
 
 ASK_STREAM = "/glossator.v1.AgentService/AskStream"
 
