@@ -8,6 +8,7 @@ from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from services.common.settings import ServiceSettings
+from services.retrieval.store.edge_sizing import COLLECTION_MIB
 
 
 class RetrievalSettings(ServiceSettings):
@@ -66,14 +67,21 @@ class RetrievalSettings(ServiceSettings):
         description="Embed every prose sentence at ingest (about six texts to embed per chunk), so Search "
         "scores each found chunk's sentences against the query without running the model again.",
     )
-    # Each open collection holds threads and memory in the embedded engine: 300 collections made by
-    # ingests into new names took retrieval to 4,815 threads and 8.9 GB.
     min_free_disk_bytes: int = Field(
         256 * 2**20,
         ge=0,
         description="Free space the data directory must keep: below it Ingest is RESOURCE_EXHAUSTED "
-        "\"disk full\" before it writes (the embedded store dies by SIGBUS on a full disk) and Search "
+        '"disk full" before it writes (the embedded store dies by SIGBUS on a full disk) and Search '
         "goes on; 0: not checked.",
+    )
+    # Each open collection holds threads and memory in the embedded engine: 300 collections made by
+    # ingests into new names took retrieval to 4,815 threads and 8.9 GB.
+    open_collections_memory_mib: int = Field(
+        1024,
+        ge=COLLECTION_MIB,
+        description="Memory the open collections of the embedded store may take, at about "
+        f"{COLLECTION_MIB} MiB (and 16 threads) each: opening one more first closes the least recently "
+        "used idle ones (edge backend). Keep it well under the container's memory limit.",
     )
     max_collections: int = Field(
         100, ge=1, description="Collections this server holds; an Ingest into one more is RESOURCE_EXHAUSTED."

@@ -16,6 +16,7 @@ from services.retrieval.indexer import ChunkingConfig, Indexer
 from services.retrieval.search import Searcher
 from services.retrieval.servicer import RetrievalServicer
 from services.retrieval.store import VectorStore, open_store
+from services.retrieval.store.edge_sizing import open_collections_within
 
 SERVICE_NAME = retrieval_pb2.DESCRIPTOR.services_by_name["RetrievalService"].full_name
 # With auth on, only admins change the book (Ingest also creates collections).
@@ -59,6 +60,7 @@ async def build_server(settings: RetrievalSettings | None = None) -> tuple[Gloss
         qdrant_url=settings.qdrant_url,
         qdrant_api_key=settings.qdrant_api_key,
         timeout_seconds=settings.qdrant_timeout_seconds,
+        max_open_collections=open_collections_within(settings.open_collections_memory_mib),
     )
     embedder = await asyncio.to_thread(make_embedder, settings)
     chunking = ChunkingConfig(

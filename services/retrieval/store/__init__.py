@@ -51,12 +51,13 @@ def open_store(
     qdrant_url: str = "",
     qdrant_api_key: str = "",
     timeout_seconds: float = 10.0,
+    max_open_collections: int = 1_000_000,
 ) -> VectorStore:
     """The store the settings ask for: "edge" in edge_dir, or "qdrant" at qdrant_url."""
     if backend == "edge":
         from services.retrieval.store.edge import EdgeStore
 
-        return EdgeStore(edge_dir)
+        return EdgeStore(edge_dir, max_open_collections)
     if backend == "qdrant":
         from services.retrieval.store.qdrant import QdrantClientStore
 
