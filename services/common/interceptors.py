@@ -297,9 +297,10 @@ def _wrap_stream(
     request_streaming: bool,
     write_timeout_seconds: float,
 ):
-    async def stream(request: Any, context: grpc.aio.ServicerContext) -> None:
-        """Writes with context.write, each write bounded in time: a generator's yield waits on HTTP/2
-        flow control for as long as the client keeps its window shut."""
+    async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        """Writes with context.write, each write bounded in time: a yielded reply waits on HTTP/2
+        flow control for as long as the client keeps its window shut. It stays an async generator
+        (that yields nothing) because interceptors before it, OpenTelemetry's, iterate the handler."""
         call = _Call(service, method, context)
         accepted = False
         try:
@@ -325,6 +326,8 @@ def _wrap_stream(
             await call.fail(error)
         finally:
             call.finish_soon()
+        for nothing in ():  # the generator's yield, never reached: the replies went out above
+            yield nothing
 
     return stream
 
