@@ -3,6 +3,7 @@ CA nobody trusts, an RSA signing key with its JWKS file."""
 
 from __future__ import annotations
 
+import base64
 import datetime
 import ipaddress
 import json
@@ -94,24 +95,37 @@ def _builder(subject: x509.Name, issuer: x509.Name, public_key) -> x509.Certific
 
 @dataclass(frozen=True)
 class TokenIssuer:
-    """Signs JWTs with an RSA key published (with its kid) in a JWKS file."""
+    """Signs JWTs with an RSA key published (with its kid) in a JWKS file, which also publishes an
+    EC key (kid `{kid}-ec`, ES256): a key set of two types, as identity providers rotating
+    algorithms serve."""
 
     key: rsa.RSAPrivateKey
     kid: str
+    ec_key: ec.EllipticCurvePrivateKey
     jwks_file: Path
 
     @classmethod
     def create(cls, folder: Path, kid: str = "test-key") -> TokenIssuer:
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+        ec_key = ec.generate_private_key(ec.SECP256R1())
+        rsa_jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+        ec_jwk = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(ec_key.public_key()))
         jwks_file = folder / f"{kid}.jwks.json"
         folder.mkdir(parents=True, exist_ok=True)
-        jwks_file.write_text(json.dumps({"keys": [{**jwk, "kid": kid, "use": "sig", "alg": "RS256"}]}))
-        return cls(key, kid, jwks_file)
+        keys = [
+            {**rsa_jwk, "kid": kid, "use": "sig", "alg": "RS256"},
+            {**ec_jwk, "kid": f"{kid}-ec", "use": "sig", "alg": "ES256"},
+        ]
+        jwks_file.write_text(json.dumps({"keys": keys}))
+        return cls(key, kid, ec_key, jwks_file)
 
-    def token(self, subject: str, roles: list[str], *, expires_in: float = 300, **claims) -> str:
+    @property
+    def ec_kid(self) -> str:
+        return f"{self.kid}-ec"
+
+    def claims(self, subject: str, roles: list[str], *, expires_in: float = 300, **claims) -> dict:
         now = int(time.time())
-        payload = {
+        return {
             "iss": ISSUER,
             "aud": AUDIENCE,
             "sub": subject,
@@ -120,4 +134,20 @@ class TokenIssuer:
             "exp": now + int(expires_in),
             **claims,
         }
+
+    def token(self, subject: str, roles: list[str], *, expires_in: float = 300, **claims) -> str:
+        payload = self.claims(subject, roles, expires_in=expires_in, **claims)
         return jwt.encode(payload, self.key, algorithm="RS256", headers={"kid": self.kid})
+
+    def ec_token(self, subject: str, roles: list[str]) -> str:
+        payload = self.claims(subject, roles)
+        return jwt.encode(payload, self.ec_key, algorithm="ES256", headers={"kid": self.ec_kid})
+
+
+def forged_token(header: dict, payload: dict) -> str:
+    """A JWT with any header and a signature of junk: what an attacker sends without a key."""
+
+    def part(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    return ".".join((part(json.dumps(header).encode()), part(json.dumps(payload).encode()), part(b"x" * 64)))

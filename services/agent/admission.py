@@ -19,8 +19,10 @@ from collections.abc import AsyncIterator
 from services.common.errors import ResourceExhausted
 from services.common.metrics import ANSWERS_IN_FLIGHT
 
-# Recent answer durations the estimate is the median of.
+# Recent answer durations the estimate is the median of, and how long one counts: an estimate
+# that only busy times fed must not refuse questions forever once the agent is idle.
 _WINDOW = 32
+_MAX_AGE_SECONDS = 300.0
 # A waiting request gives up this share of its time left early, so that the refusal reaches the
 # client before its own deadline does.
 _REPLY_MARGIN = 0.1
@@ -32,12 +34,16 @@ class Admission:
         self._slots = asyncio.Semaphore(limit)
         self._running = 0
         self._waiting = 0
-        self._durations: deque[float] = deque(maxlen=_WINDOW)
+        self._durations: deque[tuple[float, float]] = deque(maxlen=_WINDOW)  # (finished at, seconds)
 
     @property
     def expected_seconds(self) -> float:
-        """How long an answer takes, from recent ones (0 before the first has finished)."""
-        return statistics.median(self._durations) if self._durations else 0.0
+        """How long an answer takes, from the answers computed in the last _MAX_AGE_SECONDS (0 with
+        none)."""
+        recent = [
+            seconds for finished, seconds in self._durations if time.monotonic() - finished < _MAX_AGE_SECONDS
+        ]
+        return statistics.median(recent) if recent else 0.0
 
     def expected_wait(self) -> float:
         """How long a request arriving now would wait for a slot."""
@@ -67,11 +73,13 @@ class Admission:
         started = time.monotonic()
         try:
             yield
+            # Only answers computed to the end say how long one takes: one cut short by its client,
+            # its deadline or an error says nothing (and one the attacker paced would say anything).
+            self._durations.append((time.monotonic(), time.monotonic() - started))
         finally:
             self._running -= 1
             ANSWERS_IN_FLIGHT.dec()
             self._slots.release()
-            self._durations.append(time.monotonic() - started)
 
     def _busy(self) -> ResourceExhausted:
         return ResourceExhausted(

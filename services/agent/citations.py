@@ -12,10 +12,12 @@ import re
 from collections.abc import Callable
 
 # Optional leading spaces belong to the marker: removing " [9]" must not leave "word ." behind.
-MARKER_RE = re.compile(r"(\s*)\[(\d{1,4}(?:\s*,\s*\d{1,4})*)\]")
+# Spaces are matched from the start of their run only ((?<!\s)): a try at each space of a long run
+# rescanned the rest of it, quadratic.
+MARKER_RE = re.compile(r"(?<!\s)(\s*)\[(\d{1,4}(?:\s*,\s*\d{1,4})*)\]")
 # A marker that may still be completed by the next delta: "[", "[1", "[1, ".
-_OPEN_MARKER_RE = re.compile(r"\s*\[[\d,\s]{0,24}$")
-_TRAILING_SPACE_RE = re.compile(r"\s+$")
+_OPEN_MARKER_RE = re.compile(r"(?<!\s)\s*\[[\d,\s]{0,24}$")
+_TRAILING_SPACE_RE = re.compile(r"(?<!\s)\s+$")
 # A sentence ends at . ! ? (after closing quotes or brackets, and after its own [n] markers).
 _SENTENCE_END_RE = re.compile(r"""[.!?]+["'”’)\]]*(?:\s*\[\d{1,4}(?:\s*,\s*\d{1,4})*\])*(?=\s|$)|\n""")
 

@@ -6,6 +6,7 @@ the servicer only translates them to glossator.v1 events.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 import uuid
@@ -108,10 +109,28 @@ class Conversation:
         self._admission = Admission(settings.max_concurrent_answers)
 
     async def ask(self, question: Question, deadline: float) -> AsyncIterator[ConversationEvent]:
-        """Answers one question when admitted (admission.py); `deadline` is a time.monotonic() instant."""
-        async with self._admission.slot(deadline):
-            async for event in self._answer(question, deadline):
+        """Answers one question when admitted (admission.py); `deadline` is a time.monotonic() instant.
+
+        The answer is computed by a task of its own into a queue the caller reads: its slot is free
+        once the answer is computed, however slowly the client takes the events (one that never
+        reads, with a flow-control window of 0, held a slot forever). Closing this stream cancels
+        the task, which stops the model run.
+        """
+        events: asyncio.Queue[ConversationEvent] = asyncio.Queue()
+
+        async def compute() -> None:
+            async with self._admission.slot(deadline):
+                async for event in self._answer(question, deadline):
+                    events.put_nowait(event)  # an answer's events are few and small
+
+        computing = asyncio.ensure_future(compute())
+        try:
+            while (event := await _next_event(events, computing)) is not None:
                 yield event
+        finally:
+            computing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await computing
 
     async def _answer(self, question: Question, deadline: float) -> AsyncIterator[ConversationEvent]:
         started = time.perf_counter()
@@ -291,3 +310,20 @@ def _turn(question: Question, outcome: Outcome, cited: list[Source], steps: list
 
 def _remaining(deadline: float, cap: float) -> float:
     return max(0.01, min(cap, deadline - time.monotonic()))
+
+
+async def _next_event(events: asyncio.Queue, computing: asyncio.Future) -> ConversationEvent | None:
+    """The next event, None once the computation has finished and every event was taken; raises
+    what the computation raised, after the events it queued before."""
+    while events.empty() and not computing.done():
+        getter = asyncio.ensure_future(events.get())
+        try:
+            await asyncio.wait([getter, computing], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            getter.cancel()
+        if getter.done() and not getter.cancelled():
+            return getter.result()
+    if not events.empty():
+        return events.get_nowait()
+    computing.result()  # raises what the computation raised
+    return None

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import time
 from collections.abc import Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -70,6 +71,12 @@ class AuthSettings(BaseSettings):
     )
     roles_claim: str = Field("roles", description="JWT claim listing the caller's roles (reader, admin).")
     leeway_seconds: float = Field(30, ge=0, description="Clock skew allowed on JWT exp/nbf/iat.")
+    max_lifetime_seconds: float = Field(
+        86400,
+        gt=0,
+        description="Longest a JWT may still be valid: a token whose `exp` lies further ahead is refused "
+        "(a leaked long-lived token would otherwise stay usable for years).",
+    )
     user_header: str = Field(
         "x-glossator-user",
         description="Metadata an admin caller (a gateway) sets to the end user it acts for.",
@@ -197,10 +204,9 @@ class Authenticator:
     def _verified_claims(self, bearer: str) -> dict[str, Any]:
         s = self._settings
         try:
-            key = self._signing_key(bearer)
-            return jwt.decode(
+            claims = jwt.decode(
                 bearer,
-                key,
+                self._signing_key(bearer),
                 algorithms=s.algorithms,
                 issuer=s.issuer,
                 audience=s.audience or None,
@@ -211,14 +217,28 @@ class Authenticator:
             raise Unauthenticated("the token has expired", retryable=False) from error
         except jwt.PyJWTError as error:
             raise Unauthenticated(f"the token is not valid: {str(error)[:200]}", retryable=False) from error
+        # decode() has checked that exp is a number; a comparison never overflows, even on 10**400.
+        if claims["exp"] > time.time() + s.max_lifetime_seconds + s.leeway_seconds:
+            raise Unauthenticated(
+                f"the token is valid for longer than the {s.max_lifetime_seconds:g} s allowed",
+                retryable=False,
+            )
+        return claims
 
-    def _signing_key(self, bearer: str) -> Any:
-        kid = jwt.get_unverified_header(bearer).get("kid")
+    def _signing_key(self, bearer: str) -> jwt.PyJWK:
+        """The JWKS key of the token's kid (any, without one) made for the token's algorithm.
+
+        The PyJWK itself goes to decode(), which then verifies with the key's own algorithm: a
+        header naming another one (ES256 on an RSA key) is refused, never handed to the wrong
+        algorithm's key loader (a TypeError, which was INTERNAL).
+        """
+        header = jwt.get_unverified_header(bearer)
+        kid, algorithm = header.get("kid"), header.get("alg")
         assert self._keys is not None
         for key in self._keys.keys:
-            if kid is None or key.key_id == kid:
-                return key.key
-        raise jwt.InvalidKeyError("no key of the JWKS file has the token's key id")
+            if (kid is None or key.key_id == kid) and key.algorithm_name == algorithm:
+                return key
+        raise jwt.InvalidKeyError("no key of the JWKS file has the token's key id and algorithm")
 
 
 def role_for(method: str, admin_methods: frozenset[str]) -> Role:

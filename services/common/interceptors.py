@@ -34,6 +34,7 @@ from grpc_status import rpc_status
 from services.common.auth import Authenticator, role_for
 from services.common.errors import (
     ERROR_DOMAIN,
+    DeadlineExceeded,
     FieldViolation,
     GlossatorError,
     InvalidArgument,
@@ -175,12 +176,14 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
         max_concurrent_rpcs: int,
         authenticator: Authenticator | None = None,
         admin_methods: frozenset[str] = frozenset(),
+        write_timeout_seconds: float = 30.0,
     ) -> None:
         # A method's handler is the same object on every call; so is its wrapped twin.
         self._wrapped: dict[grpc.RpcMethodHandler, grpc.RpcMethodHandler] = {}
         self._limit = ConcurrencyLimit(max_concurrent_rpcs, "calls")
         self._authenticator = authenticator
         self._admin_methods = admin_methods
+        self._write_timeout_seconds = write_timeout_seconds
 
     async def intercept_service(
         self,
@@ -194,7 +197,9 @@ class ObservabilityInterceptor(grpc.aio.ServerInterceptor):
         if wrapped is None:
             method = handler_call_details.method
             guard = self._guard(method)
-            wrapped = self._wrapped[handler] = _observed_handler(handler, method, self._limit, guard)
+            wrapped = self._wrapped[handler] = _observed_handler(
+                handler, method, self._limit, guard, self._write_timeout_seconds
+            )
         return wrapped
 
     def _guard(self, full_method: str) -> Guard:
@@ -220,7 +225,11 @@ def _open(_context: grpc.aio.ServicerContext) -> None:
 
 
 def _observed_handler(
-    handler: grpc.RpcMethodHandler, full_method: str, limit: ConcurrencyLimit, guard: Guard
+    handler: grpc.RpcMethodHandler,
+    full_method: str,
+    limit: ConcurrencyLimit,
+    guard: Guard,
+    write_timeout_seconds: float,
 ) -> grpc.RpcMethodHandler:
     """The handler with per-call bookkeeping, the guard, the RPC limit and the interceptor's own
     request decoding."""
@@ -233,7 +242,14 @@ def _observed_handler(
     factory = _HANDLER_FACTORIES[handler.request_streaming, handler.response_streaming]
     if handler.response_streaming:
         wrapped = _wrap_stream(
-            behavior, decode, slot, guard, service, method, request_streaming=handler.request_streaming
+            behavior,
+            decode,
+            slot,
+            guard,
+            service,
+            method,
+            request_streaming=handler.request_streaming,
+            write_timeout_seconds=write_timeout_seconds,
         )
     else:
         wrapped = _wrap_unary(behavior, decode, slot, guard, service, method)
@@ -292,8 +308,12 @@ def _wrap_stream(
     method: str,
     *,
     request_streaming: bool,
+    write_timeout_seconds: float,
 ):
     async def stream(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        """Writes with context.write, each write bounded in time: a yielded reply waits on HTTP/2
+        flow control for as long as the client keeps its window shut. It stays an async generator
+        (that yields nothing) because interceptors before it, OpenTelemetry's, iterate the handler."""
         call = _Call(service, method, context)
         accepted = False
         try:
@@ -304,14 +324,23 @@ def _wrap_stream(
                     # has a write race an early refusal (grpc/grpc#36066 turns that into INTERNAL).
                     await context.send_initial_metadata(())
                     accepted = True
-                async for item in behavior(decode(request), context):
-                    yield item
+                async with contextlib.aclosing(behavior(decode(request), context)) as items:
+                    async for item in items:
+                        try:
+                            async with asyncio.timeout(write_timeout_seconds):
+                                await context.write(item)
+                        except TimeoutError:
+                            raise DeadlineExceeded(
+                                f"the client took no reply for {write_timeout_seconds:g} s"
+                            ) from None
         except BaseException as error:
             if accepted and not _is_cancellation(error):
                 await _drain(request, DRAIN_BEFORE_ERROR_SECONDS)
             await call.fail(error)
         finally:
             call.finish_soon()
+        for nothing in ():  # the generator's yield, never reached: the replies went out above
+            yield nothing
 
     return stream
 

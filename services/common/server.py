@@ -37,7 +37,7 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from services.common.auth import Authenticator
+from services.common.auth import Authenticator, AuthSettings
 from services.common.interceptors import ObservabilityInterceptor
 from services.common.settings import ServiceSettings
 from services.common.tls import server_credentials
@@ -135,6 +135,7 @@ def create_server(
     options = [
         ("grpc.max_receive_message_length", settings.max_message_bytes),
         ("grpc.max_send_message_length", settings.max_message_bytes),
+        ("grpc.max_concurrent_streams", settings.max_concurrent_streams_per_connection),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
         # gRPC sets SO_REUSEPORT by default on Linux: two servers on one port share its calls.
@@ -150,7 +151,9 @@ def create_server(
     # The limit lives in the interceptor, not in gRPC's maximum_concurrent_rpcs: that one counts
     # health checks and reflection too, so a server full of idle streams failed its probes.
     authenticator = Authenticator(settings.auth) if settings.auth.enabled else None
-    interceptor = ObservabilityInterceptor(settings.max_concurrent_rpcs, authenticator, admin_methods)
+    interceptor = ObservabilityInterceptor(
+        settings.max_concurrent_rpcs, authenticator, admin_methods, settings.stream_write_timeout_seconds
+    )
     # Tracing first: its span covers the whole call, and the observability interceptor, which keeps
     # one wrapped handler per method, sees the same handler every time.
     server = grpc.aio.server(interceptors=[*server_interceptors(), interceptor], options=options)
@@ -175,6 +178,7 @@ def create_server(
             f"the {name} service's health checks",
         )
     _warn_if_exposed(name, settings)
+    _warn_if_any_audience_passes(name, settings.auth)
     return GlossatorServer(
         name,
         server,
@@ -260,6 +264,18 @@ def _warn_if_exposed(name: str, settings: ServiceSettings) -> None:
     else:
         return
     log.warning(event, service=name, host=settings.host, advice=advice)
+
+
+def _warn_if_any_audience_passes(name: str, auth: AuthSettings) -> None:
+    """JWTs without an audience check: a token the identity provider issued for any other
+    application of the same issuer is accepted here too."""
+    if auth.jwks_file is not None and not auth.audience:
+        log.warning(
+            "jwt_audience_unchecked",
+            service=name,
+            advice="JWTs issued for any application of this issuer are accepted: set "
+            "GLOSSATOR_AUTH_AUDIENCE to the audience your identity provider puts in Glossator's tokens",
+        )
 
 
 def _is_loopback(host: str) -> bool:

@@ -57,6 +57,18 @@ class ServiceSettings(BaseSettings):
         description="RPCs served at once; past it new calls get RESOURCE_EXHAUSTED (health checks and "
         "reflection are never refused).",
     )
+    stream_write_timeout_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="Longest a streamed reply may wait for the client to take it (HTTP/2 flow "
+        "control); then the call ends DEADLINE_EXCEEDED and frees what it holds. A client that opens "
+        "a window of 0 and never reads held its call forever.",
+    )
+    max_concurrent_streams_per_connection: int = Field(
+        32,
+        ge=1,
+        description="Calls one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).",
+    )
     max_connection_age_seconds: float = Field(
         0,
         ge=0,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 
 import numpy as np
+import structlog
 
 from services.common.errors import Aborted
 from services.common.metrics import count_embedded, count_ingested, observe_stage
@@ -27,6 +28,7 @@ from services.retrieval.ingest import (
     DocumentError,
     SourceDocument,
     SourceError,
+    check_stored_size,
     chunk_document,
     derive_document_id,
     parse_document,
@@ -42,6 +44,8 @@ from services.retrieval.store import (
     VectorStore,
 )
 from services.retrieval.store.indexing import passage_text
+
+log = structlog.get_logger(__name__)
 
 # Documents parsed and chunked ahead of the model, and the texts embedded together at most (the
 # passages and sentences of several documents: about five pages of a book).
@@ -115,11 +119,11 @@ class Indexer:
         disk: DiskReserve | None = None,
     ) -> None:
         self._store = store
-        self._disk = disk
         self._embedder = embedder
         self._count_tokens = count_tokens
         self._chunking = chunking
         self._embed_sentences = embed_sentences
+        self._disk = disk
         self._sparse = SparseEncoder()
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -240,6 +244,10 @@ class Indexer:
             return await asyncio.to_thread(self._chunk, item, document_id, fingerprint, base_url)
         except DocumentError as error:
             return _Prepared(DocumentOutcome(document_id, item.source_path, "failed", error=str(error)))
+        except Exception as error:  # a parser bug a hostile page finds fails that page, not the run
+            log.exception("document_not_parsed", document_id=document_id)
+            message = f"could not be parsed ({type(error).__name__}); the service log has the details"
+            return _Prepared(DocumentOutcome(document_id, item.source_path, "failed", error=message))
 
     def _chunk(self, item: SourceDocument, document_id: str, fingerprint: str, base_url: str) -> _Prepared:
         c = self._chunking
@@ -259,6 +267,7 @@ class Indexer:
             )
             if not drafts:  # failed, not indexed with no chunks: an empty upload must not erase a page
                 raise DocumentError(NO_TEXT)
+            check_stored_size(item.content, drafts)
             passages = [passage_text(d.title, d.section_path, d.text) for d in drafts]
             spans = [prose_sentences(d.text) if self._embed_sentences else [] for d in drafts]
         record = DocumentRecord(

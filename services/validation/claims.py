@@ -20,7 +20,7 @@ CITATION_GROUP_RE = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 # left, every group of a long run was tried as the start of the run (quadratic).
 REVERSED_TRAILING_CITATIONS_RE = re.compile(r"(?:\][\d\s,;]+\[\s*)+")
 PUNCTUATION = frozenset(".,;:!?")
-CLAUSE_JOIN_RE = re.compile(r"\s*;\s+|,?\s+and\s+")
+CLAUSE_JOIN_RE = re.compile(r"(?<!\s)\s*;\s+|(?:,|(?<![\s,]))\s+and\s+")  # space runs from their start
 # Finite verbs and auxiliaries: a clause after "and" that has one early asserts a fact of its own.
 # fmt: off
 VERB_WORDS = frozenset(

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from services.common.embedding import EmbeddingCache
 from services.validation.claim_model import ClaimModel, doubtful_claims, shipped_claim_model
 from services.validation.claims import CitationMarker, Claim, find_citations, split_claims
+from services.validation.commands import command_notes
 from services.validation.evidence import ChunkEvidence, PassageMatch, mentions_anything, rank_passages
 from services.validation.refusals import is_refusal
 from services.validation.stopping import StopSignal
@@ -247,14 +248,17 @@ def assemble_result(
     supported_weight = sum(w for w, a in zip(weights, assessments, strict=True) if a.supported)
     grounding_score = supported_weight / sum(weights) if assessments else 1.0
     is_refusal = not assessments and bool(claims.refusals)
-    citations_valid, notes = _check_citations(answer, assessments, context)
+    citations_valid, misattributed, notes = _check_citations(answer, assessments, context)
     notes += _expected_source_notes(answer, context, expected_sources)
+    notes += command_notes(answer)
     if is_refusal:
         notes.append("the answer declines to answer: it claims nothing, so it is grounded")
     elif not assessments:
         notes.append("the answer states no checkable claim")
     return GroundingResult(
-        is_grounded=grounding_score >= threshold,
+        # A marker that points nowhere or at a chunk that does not support its claim makes the
+        # answer ungrounded, however well the rest is supported: the reader follows the marker.
+        is_grounded=grounding_score >= threshold and not misattributed,
         grounding_score=grounding_score,
         citations_found=len(find_citations(answer)),
         citations_valid=citations_valid,
@@ -298,10 +302,11 @@ def _verdict(assessment: ClaimAssessment, context: list[ContextChunk]) -> ClaimV
 
 def _check_citations(
     answer: str, assessments: list[ClaimAssessment], context: list[ContextChunk]
-) -> tuple[int, list[str]]:
-    """Counts markers whose chunk supports a claim they are attached to; notes the others."""
+) -> tuple[int, int, list[str]]:
+    """Counts markers whose chunk supports a claim they are attached to, and those that point
+    nowhere or at a chunk that does not support their claim (noted)."""
     notes = []
-    valid = 0
+    valid = misattributed = 0
     carriers_of: dict[CitationMarker, list[ClaimAssessment]] = {}
     for assessment in assessments:
         for marker in dict.fromkeys(assessment.claim.markers):
@@ -309,16 +314,18 @@ def _check_citations(
     for marker in find_citations(answer):
         if not 1 <= marker.number <= len(context):
             notes.append(f"citation [{marker.number}] points nowhere ({len(context)} context chunks)")
+            misattributed += 1
             continue
         carriers = carriers_of.get(marker, [])
         if any(marker.number - 1 in a.supporting_chunks for a in carriers):
             valid += 1
         elif carriers:
             notes.append(f"citation [{marker.number}] does not support: {_shorten(carriers[0].claim.text)}")
+            misattributed += 1
     uncited = [a for a in assessments if not a.claim.markers]
     if uncited and len(uncited) < len(assessments):
         notes.append(f"{len(uncited)} of {len(assessments)} claims carry no citation")
-    return valid, notes
+    return valid, misattributed, notes
 
 
 def _expected_source_notes(answer: str, context: list[ContextChunk], expected: list[str]) -> list[str]:

@@ -268,7 +268,7 @@ _SAYS = r"(?:says?|said|writes|wrote|argues|asks|notes)"
 # Stefan Wolff." or "Zelizer says." An opinion piece's author is in its byline, not its body.
 ATTRIBUTION_RE = re.compile(
     rf"^\W*(?P<label>{_NAMES})\s*:\s"
-    rf"|,?\s+{_SAYS}\s+(?P<after>{_NAMES})\W*$"
+    rf"|(?:,|(?<![\s,]))\s+{_SAYS}\s+(?P<after>{_NAMES})\W*$"  # from a space run's start: linear
     rf"|(?:^|,\s*)(?P<before>{_NAMES})\s+{_SAYS}\W*$"
 )
 

@@ -33,7 +33,7 @@ from services.retrieval.ingest import read_folder
 from services.validation.config import ValidationSettings
 from services.validation.server import build_server as build_validation
 from tests.conftest import running_suite, suite_settings
-from tests.credentials import AUDIENCE, ISSUER, Authority, TokenIssuer
+from tests.credentials import AUDIENCE, ISSUER, Authority, TokenIssuer, forged_token
 from tests.integration.test_cli import run_cli
 
 SERVICE_TOKEN = "service-token-" + uuid.uuid4().hex
@@ -239,6 +239,47 @@ async def test_bad_tokens_are_unauthenticated(jwt_suite, pki, make_token, detail
     assert detail in refused.value.details()
 
 
+@pytest.mark.parametrize(
+    "make_token",
+    [
+        lambda issuer: forged_token({"alg": "ES256", "typ": "JWT"}, issuer.claims("eve", ["admin"])),
+        lambda issuer: forged_token({"alg": "RS256", "kid": issuer.ec_kid}, issuer.claims("eve", ["admin"])),
+        lambda issuer: forged_token({"alg": "ES256", "kid": issuer.kid}, issuer.claims("eve", ["admin"])),
+        lambda issuer: forged_token({"alg": "none"}, issuer.claims("eve", ["admin"])),
+        lambda issuer: forged_token({"alg": "HS256", "kid": issuer.kid}, issuer.claims("eve", ["admin"])),
+    ],
+    ids=["es256-no-kid", "rs256-on-ec-kid", "es256-on-rsa-kid", "alg-none", "hs256-on-rsa-kid"],
+)
+async def test_a_token_whose_algorithm_is_not_its_keys_is_unauthenticated(jwt_suite, pki, make_token):
+    """Every service, not INTERNAL (an ES256 header on an RSA key raised TypeError)."""
+    metadata = bearer(make_token(pki["issuer"]))
+    search = jwt_suite.retrieval.Search(
+        retrieval_pb2.SearchRequest(query="lidar"), metadata=metadata, timeout=10
+    )
+    assert await _code(search) == grpc.StatusCode.UNAUTHENTICATED
+    ask = jwt_suite.agent.Ask(agent_pb2.AskRequest(query=QUESTION), metadata=metadata, timeout=30)
+    assert await _code(ask) == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def test_a_token_signed_by_the_key_sets_ec_key_is_accepted(jwt_suite, pki):
+    reader = bearer(pki["issuer"].ec_token("alice", ["reader"]))
+    stats = await jwt_suite.retrieval.Stats(retrieval_pb2.StatsRequest(), metadata=reader, timeout=10)
+    assert stats.documents == len(PAGES)
+
+
+async def test_a_token_valid_for_longer_than_the_maximum_lifetime_is_unauthenticated(jwt_suite, pki):
+    issuer = pki["issuer"]
+    for expires_in in (400 * 86400, 10**30):
+        token = issuer.token("alice", ["reader"], expires_in=expires_in)
+        call = jwt_suite.retrieval.Search(
+            retrieval_pb2.SearchRequest(query="lidar"), metadata=bearer(token), timeout=10
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await call
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert "longer than" in refused.value.details()
+
+
 async def test_a_token_without_a_known_role_is_permission_denied(jwt_suite, pki):
     nobody = bearer(pki["issuer"].token("mallory", ["superuser"]))
     call = jwt_suite.retrieval.Search(retrieval_pb2.SearchRequest(query="lidar"), metadata=nobody, timeout=10)
@@ -349,6 +390,21 @@ async def test_binding_a_network_address_with_auth_off_logs_a_warning(tmp_path):
     warnings = [entry for entry in logs if entry["event"] == "auth_off_on_network"]
     assert warnings and warnings[0]["log_level"] == "warning"
     assert "GLOSSATOR_AUTH_TOKEN" in warnings[0]["advice"]
+
+
+async def test_jwts_without_an_audience_to_check_log_a_warning(tmp_path, pki):
+    auth = AuthSettings(jwks_file=pki["issuer"].jwks_file, issuer=ISSUER)
+    with capture_logs() as logs:
+        server, _ = await build_validation(ValidationSettings(port=0, data_dir=tmp_path, auth=auth))
+    await server.stop(grace=0)
+    unchecked = [entry for entry in logs if entry["event"] == "jwt_audience_unchecked"]
+    assert unchecked and unchecked[0]["log_level"] == "warning"
+    assert "GLOSSATOR_AUTH_AUDIENCE" in unchecked[0]["advice"]
+    with capture_logs() as logs:
+        auth = AuthSettings(jwks_file=pki["issuer"].jwks_file, issuer=ISSUER, audience=AUDIENCE)
+        server, _ = await build_validation(ValidationSettings(port=0, data_dir=tmp_path, auth=auth))
+    await server.stop(grace=0)
+    assert not [entry for entry in logs if entry["event"] == "jwt_audience_unchecked"]
 
 
 async def test_loopback_with_auth_off_is_quiet(tmp_path):

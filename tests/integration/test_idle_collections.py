@@ -102,3 +102,23 @@ async def test_zero_keeps_collections_open(tmp_path):
             await ingest(stub, "book", [document("meadow")])
             await asyncio.sleep(0.5)
         assert closed_collections(logs) == []
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+async def test_open_collections_stay_within_their_memory_budget(tmp_path):
+    """Room for two small collections (70 MB each plus their few MB of segments), not three:
+    opening a third closes the least recently used one (100 open collections took 6.9 GB, past the
+    manifests' 2 GiB), and every one is searched again."""
+    settings = RetrievalSettings(
+        port=0, data_dir=tmp_path, collection_idle_seconds=0, open_collections_memory_mb=175
+    )
+    async with serving(settings) as stub:
+        baseline = engine_threads()
+        await ingest(stub, WORDS[0], [document(WORDS[0])])
+        one_open = engine_threads() - baseline
+        for word in WORDS[1:]:
+            assert (await ingest(stub, word, [document(word)]))[f"{word}-0.md"].status == INDEXED
+        assert engine_threads() - baseline <= 2 * one_open, "at most two collections open"
+        for word in WORDS:
+            assert await search(stub, word, word) == [f"{word}-0.md"]
+        assert engine_threads() - baseline <= 2 * one_open

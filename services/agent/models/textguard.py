@@ -542,7 +542,7 @@ def _load(text: str) -> Any:
     """JSON, or a Python literal (small models write single quotes and True); None if neither."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # a model (or a page it echoes) can nest 20,000 "["
         pass
     try:
         return ast.literal_eval(text)

@@ -12,6 +12,7 @@ from services.retrieval.ingest.chunker import (
     DEFAULT_MIN_TOKENS,
     DEFAULT_OVERLAP_TOKENS,
     RULES_VERSION,
+    check_stored_size,
     chunk_document,
     chunk_id,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "SitemapError",
     "SourceDocument",
     "SourceError",
+    "check_stored_size",
     "chunk_document",
     "chunk_id",
     "clip_error",

@@ -17,7 +17,12 @@ Rules (every figure is a keyword argument; the defaults are the module constants
   over budget is always one code block or table with at most that much text before it. Past
   `max_block_tokens` (the last resort) a block is cut at line boundaries into even pieces within
   budget, each a valid block: the code fence reopened with its info string, the table header
-  repeated. A single line longer than the budget stays whole.
+  repeated. A line longer than the budget is cut into pieces; a block with no body lines (a
+  header-only table, a fence of backticks alone) or a header over budget is cut as prose.
+- No chunk is longer than `max_chars` characters (what the validation service accepts of a
+  chunk, with room): text is sized by whichever is larger, its tokens or its characters at
+  `max_chars / max_tokens` a token, so a run the tokenizer reads as one token (a 32 KB inline
+  base64 image is one [UNK]) is cut too, at words and then every `_MAX_PIECE_CHARS` characters.
 - Consecutive chunks of one section overlap by up to `overlap_tokens`: the trailing lines or
   sentences of the previous chunk's last prose block, never code, tables or headings.
 Token counts come from `count_tokens` (the embedding model's tokenizer). Blocks are counted once
@@ -35,7 +40,14 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from services.retrieval.ingest.documents import ChunkDraft, ParsedDocument, Section
+from services.retrieval.ingest.documents import (
+    STORED_SIZE_ALLOWANCE,
+    STORED_SIZE_FACTOR,
+    ChunkDraft,
+    DocumentError,
+    ParsedDocument,
+    Section,
+)
 
 DEFAULT_MAX_TOKENS = 224
 """Budget of a chunk's text. all-MiniLM-L6-v2 reads 256 tokens, [CLS] and [SEP] included: 224
@@ -44,6 +56,11 @@ DEFAULT_OVERLAP_TOKENS = 32
 DEFAULT_MIN_TOKENS = 48
 DEFAULT_MAX_BLOCK_TOKENS = 1024
 """A code block or table up to this size stays whole in one (over-budget) chunk."""
+DEFAULT_MAX_CHARS = 5_000
+"""Longest chunk text: a quarter of the 20,000 characters the validation service takes of a chunk
+(a code block of max_block_tokens is about 4,000)."""
+_MAX_PIECE_CHARS = 100
+"""Where a word over budget is cut: WordPiece reads a longer word as one [UNK] anyway."""
 
 CHUNK_NAMESPACE = uuid.UUID("bc851809-aa6e-46c8-9f87-e9a2432fca97")
 """Fixed namespace of chunk ids: uuid5(CHUNK_NAMESPACE, f"{document_id}:{chunk_index}:{content_hash}")."""
@@ -91,7 +108,7 @@ class _Chunk:
 
 
 # Bump when the parsing or chunking rules change: unchanged documents are then re-chunked too.
-RULES_VERSION = "1"
+RULES_VERSION = "2"
 
 
 def chunk_id(document_id: str, chunk_index: int, content_hash: str) -> str:
@@ -107,6 +124,7 @@ def chunk_document(
     overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
     min_tokens: int = DEFAULT_MIN_TOKENS,
     max_block_tokens: int = DEFAULT_MAX_BLOCK_TOKENS,
+    max_chars: int = DEFAULT_MAX_CHARS,
 ) -> list[ChunkDraft]:
     """The document's chunks in reading order (see the module docstring for the rules)."""
     if max_tokens < 16:
@@ -117,10 +135,12 @@ def chunk_document(
         raise ValueError(f"min_tokens must be between 0 and max_tokens, not {min_tokens}")
     if max_block_tokens < max_tokens:
         raise ValueError(f"max_block_tokens must be at least max_tokens, not {max_block_tokens}")
-    count = _memoised(count_tokens)
+    if max_chars < 4 * max_tokens:
+        raise ValueError(f"max_chars must be at least 4 * max_tokens, not {max_chars}")
+    count = _memoised(_sized(count_tokens, max_chars / max_tokens - 2))
     packer = _Packer(count, max_tokens, overlap_tokens, min_tokens)
     for section in parsed.sections:
-        packer.add_section(section, _section_units(section, count, max_tokens, max_block_tokens))
+        packer.add_section(section, _section_units(section, count, max_tokens, max_block_tokens, max_chars))
     chunks = packer.finish()
     drafts = []
     for index, chunk in enumerate(chunks):
@@ -141,10 +161,36 @@ def chunk_document(
                 total_chunks=len(chunks),
                 text=text,
                 content_hash=content_hash,
-                token_count=count(text),
+                token_count=count_tokens(text),
             )
         )
     return drafts
+
+
+def _sized(count_tokens: CountTokens, chars_per_token: float) -> CountTokens:
+    """The size the packer goes by: the text's tokens, or its characters at `chars_per_token` a
+    token when that is more."""
+    return lambda text: max(count_tokens(text), math.ceil(len(text) / chars_per_token))
+
+
+def check_stored_size(content: str, drafts: list[ChunkDraft]) -> None:
+    """DocumentError when the chunks would store far more than the document holds (labels, URLs
+    and overlaps repeated per chunk): a page must not cost many times its size to keep."""
+    stored = sum(
+        len(d.text)
+        + len(d.title)
+        + sum(map(len, d.section_path))
+        + len(d.anchor)
+        + len(d.source_url)
+        + len(d.source_path)
+        + len(d.document_id)
+        for d in drafts
+    )
+    if stored > STORED_SIZE_FACTOR * len(content) + STORED_SIZE_ALLOWANCE:
+        raise DocumentError(
+            f"its chunks would store {stored:,} characters for {len(content):,}: over "
+            f"{STORED_SIZE_FACTOR} times its size"
+        )
 
 
 def _memoised(count_tokens: CountTokens) -> CountTokens:
@@ -159,12 +205,13 @@ def _memoised(count_tokens: CountTokens) -> CountTokens:
 
 
 def _section_units(
-    section: Section, count: CountTokens, max_tokens: int, max_block_tokens: int
+    section: Section, count: CountTokens, max_tokens: int, max_block_tokens: int, max_chars: int
 ) -> list[_Unit]:
     units: list[_Unit] = []
     for block in section.blocks:
         tokens = count(block.text)
-        if tokens <= max_tokens or (block.kind in _WHOLE_BLOCKS and tokens <= max_block_tokens):
+        whole = block.kind in _WHOLE_BLOCKS and tokens <= max_block_tokens and len(block.text) <= max_chars
+        if tokens <= max_tokens or whole:
             units.append(_Unit(block.kind, block.text, tokens))
         elif block.kind == "code":
             units.extend(_split_code(block.text, count, max_tokens))
@@ -193,8 +240,12 @@ def _split_lines(
     lines: list[str], count: CountTokens, max_tokens: int, kind: str, wrap: Callable[[str], str]
 ) -> list[_Unit]:
     """Consecutive lines grouped into pieces that each fit the budget once wrapped, as even in size
-    as the fewest pieces allow."""
-    budget = max(max_tokens - count(wrap("")), 1)
+    as the fewest pieces allow. With no lines, or a wrapping that leaves less than half the budget
+    (a header of 150 columns), the block is cut as prose: no piece could hold it whole."""
+    budget = max_tokens - count(wrap(""))
+    if not lines or budget < max_tokens // 2:
+        return _split_text(wrap("\n".join(lines)), count, max_tokens, "\n\n")
+    lines = [piece for line in lines for piece in _pieces(line, count, budget)]
     sizes = [count(line) for line in lines]
     fewest = len(_group_lines(sizes, budget))
     limit = math.ceil(sum(sizes) / fewest)
@@ -223,6 +274,15 @@ def _group_lines(sizes: list[int], limit: int) -> list[int]:
     return groups
 
 
+def _pieces(word: str, count: CountTokens, budget: int) -> list[str]:
+    """The word (or line) whole when it fits the budget, else cut every few characters (a piece of
+    n characters is at most n tokens)."""
+    if count(word) <= budget:
+        return [word]
+    step = max(1, min(_MAX_PIECE_CHARS, budget))
+    return [word[start : start + step] for start in range(0, len(word), step)]
+
+
 def _atoms(text: str, separator: str) -> list[tuple[str, str]]:
     """(piece, separator) pairs: the text's lines, each cut into sentences."""
     atoms = []
@@ -245,7 +305,7 @@ def _split_text(text: str, count: CountTokens, max_tokens: int, separator: str) 
             continue
         words: list[str] = []
         words_tokens = 0
-        for word in atom.split(" "):
+        for word in (piece for spaced in atom.split(" ") for piece in _pieces(spaced, count, max_tokens)):
             word_tokens = count(word)
             if words and words_tokens + word_tokens > max_tokens:
                 units.append(_Unit("text", " ".join(words), words_tokens, atom_separator))

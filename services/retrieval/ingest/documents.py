@@ -19,6 +19,19 @@ DEFAULT_MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
 DEFAULT_MAX_FRONT_MATTER_BYTES = 64 * 1024
 """Larger front matter fails its document (the retrieval settings' max_front_matter_bytes)."""
 
+MAX_LABEL_CHARS = 200
+"""Longest title, heading title or anchor a chunk carries: they are copied into every chunk of
+their document or section (a 500 KB H1 made a 0.54 MB page 506 MB on disk). The full heading
+stays once, in the text of the chunk it opens."""
+
+MAX_URL_CHARS = 2048
+"""Longest document URL (a front matter slug makes it; every chunk carries it)."""
+
+STORED_SIZE_FACTOR = 4
+STORED_SIZE_ALLOWANCE = 16 * 1024
+"""A document's chunks may store at most this multiple of its characters, plus the allowance
+(the labels and URL of a few chunks of a short page)."""
+
 MAX_ERROR_CHARS = 300
 """Longest error message sent to a client about one document or field."""
 
@@ -40,6 +53,11 @@ class DocumentError(ValueError):
 
     Reported for that one document; a run never stops because of it.
     """
+
+
+def clip_label(label: str) -> str:
+    """The label cut to MAX_LABEL_CHARS."""
+    return label if len(label) <= MAX_LABEL_CHARS else label[: MAX_LABEL_CHARS - 1] + "…"
 
 
 def clip_error(message: str) -> str:

@@ -16,6 +16,7 @@ from services.retrieval.ingest.documents import DEFAULT_MAX_FRONT_MATTER_BYTES, 
 
 _OPENING = re.compile(r"\A---[ \t]*\r?\n")
 _CLOSING = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+_MAX_NUMBER_BITS = 256
 
 
 def split_front_matter(
@@ -64,6 +65,12 @@ def _text(data: dict, key: str) -> str:
         return ""
     if isinstance(value, bool) or not isinstance(value, str | int | float | datetime.date):
         raise DocumentError(f"front matter {key!r} must be text, not {type(value).__name__}")
+    # YAML reads `0xfff...` as an int: past Python's int-to-text limit str() raises ValueError (and
+    # it costs quadratic time below it). A title that long is no number anyone meant.
+    if isinstance(value, int) and value.bit_length() > _MAX_NUMBER_BITS:
+        raise DocumentError(
+            f"front matter {key!r} is a number of {value.bit_length():,} bits: quote it as text"
+        )
     return str(value).strip()
 
 

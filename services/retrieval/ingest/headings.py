@@ -14,6 +14,7 @@ import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
+from services.common.markdown_display import code_spans
 from services.retrieval.ingest.documents import Block, Section
 
 SECTION_DEPTH = 3
@@ -27,14 +28,16 @@ _STRIPPED_CATEGORIES = frozenset((
     "Zl", "Zp",
 ))
 # fmt: on
-_EXPLICIT_ID = re.compile(r"^(?P<text>.*?)\s*\{#(?P<id>[^{}]+)\}\s*$")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])")
-_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-_EMPHASIS_STAR = re.compile(r"\*(?=\S)(.+?)(?<=\S)\*")
-_EMPHASIS_UNDERSCORE = re.compile(r"(?<![\w\\])_(?=\S)(.+?)(?<=\S)_(?!\w)")
-_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
+# Linear patterns only (headings are user text): what repeats cannot take the character that
+# starts another try, so no start rescans what an earlier one read. `[^\]]*` in _LINK let each of
+# 50,000 "[" scan to the end: one such page took 47 s of CPU.
+_EXPLICIT_ID = re.compile(r"\{#(?P<id>[^{}]+)\}\s*$")
+_IMAGE = re.compile(r"!\[([^\[\]]*)\]\([^()\[\]]*\)")
+_LINK = re.compile(r"\[([^\[\]]*)\](?:\([^()\[\]]*\)|\[[^\[\]]*\])")
+_STRONG = re.compile(r"(\*\*|__)(?=\S)((?:(?!\1).)+?)(?<=\S)\1")
+_EMPHASIS_STAR = re.compile(r"\*(?=[^\s*])([^*]+?)(?<=\S)\*")
+_EMPHASIS_UNDERSCORE = re.compile(r"(?<![\w\\])_(?=[^\s_])([^_]+?)(?<=\S)_(?!\w)")
+_STRIKE = re.compile(r"~~(?=\S)((?:(?!~~).)+?)(?<=\S)~~")
 _TAG = re.compile(r"</?[A-Za-z][\w.:-]*(?:\s[^<>]*)?/?>")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
@@ -68,20 +71,22 @@ class Slugger:
 
 def split_explicit_id(heading: str) -> tuple[str, str]:
     """`Install {#setup}` -> ("Install", "setup"); no explicit id -> (heading, "")."""
-    match = _EXPLICIT_ID.match(heading)
+    opening = heading.rfind("{#")
+    match = _EXPLICIT_ID.match(heading, opening) if opening >= 0 else None
     if not match:
         return heading, ""
-    return match.group("text"), match.group("id").strip()
+    return heading[:opening].rstrip(), match.group("id").strip()
 
 
 def plain_heading_text(markdown: str) -> str:
     """The heading's text as mdast `toString` sees it: markup gone, code spans and link text kept."""
     parts = []
     position = 0
-    for match in _CODE_SPAN.finditer(markdown):
-        parts.append(_strip_inline_markup(markdown[position : match.start()]))
-        parts.append(match.group(2).strip() if match.group(2).strip() else match.group(2))
-        position = match.end()
+    for start, content_start, content_end, end in code_spans(markdown, across_lines=True):
+        parts.append(_strip_inline_markup(markdown[position:start]))
+        code = markdown[content_start:content_end]
+        parts.append(code.strip() or code)
+        position = end
     parts.append(_strip_inline_markup(markdown[position:]))
     return "".join(parts).strip()
 

@@ -17,7 +17,10 @@ from services.retrieval.ingest.frontmatter import split_front_matter
 from services.retrieval.ingest.headings import plain_heading_text, split_explicit_id
 
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-_ATX_HEADING = re.compile(r"^ {0,3}(?P<marks>#{1,6})(?:[ \t]+(?P<text>.*?))?(?:[ \t]+#+)?[ \t]*$")
+# The heading's text, then its closing #s cut off apart: one lazy pattern for both tried the
+# closing at every space of a long run (quadratic). Space runs match from their start only.
+_ATX_HEADING = re.compile(r"^ {0,3}(?P<marks>#{1,6})(?:[ \t]+(?P<text>.*))?$")
+_ATX_CLOSING = re.compile(r"(?:^|(?<![ \t])[ \t]+)#+$")
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
 _THEMATIC_BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _TABLE_DELIMITER = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
@@ -47,6 +50,17 @@ _HTML_TAGS = frozenset((
 ))
 # fmt: on
 _DROPPED_WITH_CONTENT = frozenset({"script", "style", "svg", "noscript", "iframe", "video", "audio"})
+
+
+def _atx_heading(line: str) -> tuple[int, str] | None:
+    """(level, text) of an ATX heading line ("## Install ##"), else None."""
+    match = _ATX_HEADING.match(line)
+    if not match:
+        return None
+    text = (match["text"] or "").strip(" \t")
+    if closing := _ATX_CLOSING.search(text):
+        text = text[: closing.start()].rstrip(" \t")
+    return len(match["marks"]), text
 
 
 def parse_markdown(
@@ -232,12 +246,12 @@ def _prose_blocks(text: str) -> Iterator[Block]:
     index = 0
     while index < len(lines):
         line = lines[index]
-        heading = _ATX_HEADING.match(line)
+        heading = _atx_heading(line)
         if not line.strip() or (_THEMATIC_BREAK.match(line) and not paragraph):
             yield from paragraph_block()
         elif heading:
             yield from paragraph_block()
-            yield _heading(len(heading["marks"]), heading["text"] or "")
+            yield _heading(*heading)
         elif paragraph and _SETEXT_UNDERLINE.match(line) and not _NOT_PARAGRAPH_START.match(paragraph[0]):
             text = " ".join(part.strip() for part in paragraph)
             paragraph.clear()

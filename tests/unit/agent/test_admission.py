@@ -59,3 +59,29 @@ async def test_a_request_that_cannot_fit_behind_the_running_answers_is_refused_a
     assert time.monotonic() - started < 0.05
     release.set()
     await running
+
+
+async def test_answers_cut_short_do_not_feed_the_estimate():
+    admission = Admission(limit=1)
+    release = asyncio.Event()
+    cut = asyncio.create_task(hold(admission, time.monotonic() + 10, release))
+    await asyncio.sleep(0.2)
+    cut.cancel()  # the client left, or flow control stopped it
+    with pytest.raises(asyncio.CancelledError):
+        await cut
+    with pytest.raises(RuntimeError):
+        async with admission.slot(time.monotonic() + 10):
+            raise RuntimeError("the answer failed")
+    assert admission.expected_seconds == 0.0
+
+
+async def test_the_estimate_forgets_old_answers(monkeypatch):
+    admission = Admission(limit=1)
+    release = asyncio.Event()
+    answer = asyncio.create_task(hold(admission, time.monotonic() + 10, release))
+    await asyncio.sleep(0.1)
+    release.set()
+    await answer
+    assert admission.expected_seconds >= 0.1
+    monkeypatch.setattr("services.agent.admission._MAX_AGE_SECONDS", 0.0)
+    assert admission.expected_seconds == 0.0, "an idle agent's estimate decays"
