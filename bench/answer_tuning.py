@@ -21,9 +21,8 @@ from pathlib import Path
 
 from bench.harness import EVAL_DIR, ROOT, start_services
 from glossator.v1 import agent_pb2, common_pb2, retrieval_pb2, retrieval_pb2_grpc
-from services.agent.models.extractive import Weights, choose_sentences, compose_answer, parse_passages
-from services.agent.models.offline import NOT_COVERED
-from services.agent.tools import format_sources
+from services.agent.extractive import NOT_COVERED, Weights, choose_sentences, compose_answer
+from services.agent.passages import Passage
 from services.commands.eval import (
     EVAL_COLLECTION,
     SquadQuestion,
@@ -34,7 +33,6 @@ from services.commands.eval import (
 )
 from services.common.clients import make_channel
 from services.common.embedding import EmbeddingCache, local_embedding_model
-from services.retrieval.sentences import normalise
 
 TOP_K = 5
 
@@ -75,11 +73,8 @@ def figures(retrieved: list[Retrieved], weights: Weights, embed) -> dict[str, fl
     """The answers AskStream would give, scored by `glossator eval answers`' own function."""
     rows = []
     for item in retrieved:
-        passages = parse_passages(format_sources(list(enumerate(item.results, start=1))))
-        scored = {
-            normalise(r.chunk.text[s.start : s.end]): s.similarity for r in item.results for s in r.sentences
-        }
-        picks = choose_sentences(item.question.question, passages, embed, weights, scored)
+        passages = [Passage.of(n, r) for n, r in enumerate(item.results, start=1)]
+        picks = choose_sentences(item.question.question, passages, embed, weights)
         response = agent_pb2.Response(
             answer=compose_answer(picks) if picks else NOT_COVERED,
             sources=[

@@ -29,15 +29,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents import ModelSettings
-from agents.models.interface import ModelTracing
-
 from glossator.v1 import common_pb2
 from services.agent.citations import marker_indexes
-from services.agent.models.extractive import Weights, sentences_of
-from services.agent.models.offline import NOT_COVERED, OfflineExtractiveModel
-from services.agent.prompt import frame_question
-from services.agent.tools import TOOL_NAME, format_sources
+from services.agent.extractive import NOT_COVERED, ExtractiveAnswerer, Weights, sentences_of
+from services.agent.passages import Passage
 from services.common.embedding import EmbeddingCache, local_embedding_model
 
 DEFAULT_SQUAD = Path(__file__).resolve().parents[2] / "shared" / "eval" / "squad" / "dev-v1.1.dev-split.json"
@@ -82,37 +77,22 @@ def load_cases(
     return positives, negative_cases
 
 
-def tool_output(case: Case) -> str:
-    chunks = [
-        common_pb2.ScoredChunk(
-            chunk=common_pb2.Chunk(title=case.title, source_url=f"squad://{case.title}#{n}", text=text),
-            rank=n,
+def passages(case: Case) -> list[Passage]:
+    """The case's paragraphs as a run keeps retrieved chunks (unscored: the answerer embeds)."""
+    return [
+        Passage.of(
+            n,
+            common_pb2.ScoredChunk(
+                chunk=common_pb2.Chunk(title=case.title, source_url=f"squad://{case.title}#{n}", text=text),
+                rank=n,
+            ),
         )
         for n, text in enumerate(case.paragraphs, start=1)
     ]
-    return format_sources(list(enumerate(chunks, start=1)))
 
 
-async def answer(model: OfflineExtractiveModel, case: Case) -> str:
-    call_id = "call_bench"
-    items = [
-        {"role": "user", "content": frame_question(case.question, "", {})},
-        {"type": "function_call", "call_id": call_id, "name": TOOL_NAME, "arguments": "{}"},
-        {"type": "function_call_output", "call_id": call_id, "output": tool_output(case)},
-    ]
-    response = await model.get_response(
-        None,
-        items,
-        ModelSettings(),
-        [],
-        None,
-        [],
-        ModelTracing.DISABLED,
-        previous_response_id=None,
-        conversation_id=None,
-        prompt=None,
-    )
-    return response.output[0].content[0].text
+async def answer(answerer: ExtractiveAnswerer, case: Case) -> str:
+    return await answerer.answer(case.question, passages(case))
 
 
 def contains(answer_text: str, gold: str, exact: bool) -> bool:
@@ -126,11 +106,11 @@ async def evaluate(args: argparse.Namespace) -> dict[str, float]:
     embedder = EmbeddingCache(local_embedding_model().embed, max_entries=sys.maxsize)
     started = time.perf_counter()
     cases = positives + negatives
-    texts = [c.question for c in cases] + [s for c in cases for p in c.paragraphs for s in sentences_of(p)]
+    texts = [c.question for c in cases] + [s for c in cases for p in c.paragraphs for _, s in sentences_of(p)]
     for start in range(0, len(texts), 256):
         embedder(texts[start : start + 256])
     embed_s = time.perf_counter() - started
-    model = OfflineExtractiveModel(embed=embedder, weights=args.weights)
+    model = ExtractiveAnswerer(embed=embedder, weights=args.weights)
     started = time.perf_counter()
     answers = [await answer(model, case) for case in positives]
     negative_answers = [await answer(model, case) for case in negatives]

@@ -55,15 +55,9 @@ from glossator.v1 import (
     validation_pb2,
     validation_pb2_grpc,
 )
-from services.agent.models.extractive import (
-    Weights,
-    choose_sentences,
-    compose_answer,
-    parse_passages,
-    shown_sentence,
-)
-from services.agent.models.offline import NOT_COVERED
-from services.agent.tools import TOOL_NAME, format_sources
+from services.agent.extractive import NOT_COVERED, Weights, choose_sentences, compose_answer, shown_sentence
+from services.agent.passages import Passage
+from services.agent.tools import TOOL_NAME
 from services.commands.answer_quality import judge_answer
 from services.commands.connect import suite_channels
 from services.commands.ingest import ingest_folder
@@ -71,7 +65,7 @@ from services.commands.question_file import Question, load_questions, select
 from services.common.embedding import EmbeddingCache, count_tokens, local_embedding_model
 from services.common.logging import configure_logging
 from services.retrieval.ingest import SourceError, chunk_document, parse_document, read_folder
-from services.retrieval.sentences import normalise, prose_sentences
+from services.retrieval.sentences import prose_sentences
 from services.validation.grounding import ContextChunk, OfflineChecker
 from services.validation.text import Analysis
 
@@ -230,11 +224,8 @@ class Book:
             if question.id not in self.retrieved:
                 continue
             query, chunks = self.retrieved[question.id]
-            passages = parse_passages(format_sources(list(enumerate(chunks, start=1))))
-            scored = {
-                normalise(r.chunk.text[s.start : s.end]): s.similarity for r in chunks for s in r.sentences
-            }
-            picks = choose_sentences(query, passages, embed, weights, scored)
+            passages = [Passage.of(n, r) for n, r in enumerate(chunks, start=1)]
+            picks = choose_sentences(query, passages, embed, weights)
             answer = compose_answer(picks) if picks else NOT_COVERED
             request = validation_pb2.ValidateRequest(
                 query=question.question, response=answer, context=[r.chunk for r in chunks]

@@ -32,12 +32,12 @@ from agents.models.interface import Model
 from agents.result import RunResultStreaming
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
 
-from glossator.v1 import retrieval_pb2_grpc
+from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc
 from services.agent.citations import CitationStream, cap_answer, marker_indexes
 from services.agent.config import AgentSettings
 from services.agent.events import AgentEvent, AnswerDelta, AnswerFinished, Citation, ToolCall
-from services.agent.models import OfflineExtractiveModel, make_model, model_settings
-from services.agent.models.guided import GuidedModel
+from services.agent.extractive import ExtractiveAnswerer
+from services.agent.models import RunBoundModel, make_model, model_settings
 from services.agent.models.llm import Endpoint
 from services.agent.prompt import INSTRUCTIONS, build_input
 from services.agent.search_query import search_query
@@ -66,6 +66,8 @@ class AnswerRequest:
     user_context: Mapping[str, str] = field(default_factory=dict)
     # Earlier turns of the session, oldest first (already cut to the turns the model should see).
     history: Sequence[Turn] = ()
+    # Search's response for the question searched alone (a cacheable question's cache key).
+    prefetched: retrieval_pb2.SearchResponse | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,9 +80,9 @@ class Answerer:
     agent: Agent[AskContext]
     model_name: str
     retrieval: retrieval_pb2_grpc.RetrievalServiceStub
-    # Answers from the retrieved passages alone: the offline mode's model, and in LLM mode the
-    # judge of refusals and the grounded stand-in for answers that fail validation.
-    extractive: OfflineExtractiveModel = field(default_factory=OfflineExtractiveModel)
+    # Answers from the retrieved passages alone: the offline model's answerer, and in every mode
+    # the judge of whether the passages answer and the grounded stand-in for answers that fail.
+    extractive: ExtractiveAnswerer = field(default_factory=ExtractiveAnswerer)
     # The LLM endpoint, to explain its failures (None in offline mode).
     endpoint: Endpoint | None = None
     max_answer_chars: int = 2000
@@ -91,9 +93,9 @@ class Answerer:
     def from_settings(
         cls, settings: AgentSettings, retrieval: retrieval_pb2_grpc.RetrievalServiceStub
     ) -> Answerer:
-        model, name = make_model(settings)
-        extractive = model if isinstance(model, OfflineExtractiveModel) else OfflineExtractiveModel()
+        extractive = ExtractiveAnswerer()
         extractive.warm_up()
+        model, name = make_model(settings, extractive)
         endpoint = Endpoint(settings.llm_base_url, settings.llm_model) if settings.llm_base_url else None
         tool = retrieval_tool_with_section if settings.tool_section_filter else retrieval_tool
         return cls(
@@ -109,17 +111,15 @@ class Answerer:
 
     def model_for(self, context: AskContext) -> Model | None:
         """The model of one run, if not the agent's: bound to the run's resolved search query and
-        to the sentence scores this run's searches return."""
+        to the passages its searches keep."""
         model = self.agent.model
-        if isinstance(model, OfflineExtractiveModel):
-            return model.reading(context.sentence_similarity, context.search_query)
-        if isinstance(model, GuidedModel):
-            return model.for_run(context.search_query, context.sentence_similarity)
-        return None
+        return model.for_run(context) if isinstance(model, RunBoundModel) else None
 
-    def fallback(self, context: AskContext) -> OfflineExtractiveModel:
-        """The extractive answerer reading one run's passages."""
-        return self.extractive.reading(context.sentence_similarity, context.search_query)
+    async def extractive_answer(self, context: AskContext) -> str:
+        """The extractive answer (or decline) from one run's passages."""
+        return await self.extractive.answer(
+            context.search_query, context.passages.values(), searched=context.searched
+        )
 
     def failure(self, error: BaseException) -> GlossatorError | None:
         return self.endpoint.failure(error) if self.endpoint is not None else None
@@ -147,13 +147,13 @@ async def run_answer(
     garbage, a model that loops). An empty answer is left for the caller's checks to replace.
     """
     pending: list[AgentEvent] = []
+    resolved = search_query(request.question, selected_text=request.selected_text, history=request.history)
     context = AskContext(
         retrieval=answerer.retrieval,
         deadline=deadline,
         collection=request.collection,
-        search_query=search_query(
-            request.question, selected_text=request.selected_text, history=request.history
-        ),
+        search_query=resolved,
+        prefetched=request.prefetched if resolved == search_query(request.question) else None,
         top_k=request.top_k,
         min_relevance=request.min_relevance,
         call_timeout_s=answerer.retrieval_timeout_s,
@@ -209,8 +209,8 @@ async def run_answer(
         retrieval_ms=context.retrieval_ms,
         not_covered=not cited,
         truncated=truncated or cut,
-        chunk_texts=dict(context.chunk_texts),
-        fallback=_once(lambda: answerer.fallback(context).answer(context.search_query, context.outputs)),
+        chunk_texts={p.chunk_id: p.text for p in context.passages.values()},
+        fallback=_once(lambda: answerer.extractive_answer(context)),
     )
 
 

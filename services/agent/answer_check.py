@@ -3,15 +3,17 @@
 Small models cite nothing, answer from memory, or decline questions the book does answer; a
 reader must never get any of that as a checked answer. In order:
 1. the answer is validated against everything retrieved (no sources: nothing can support it);
-2. a supported sentence that carries no valid marker gets one, naming the source the validator
-   found supporting it, and the marked answer is validated again;
-3. the extractive answerer reads the same passages as a judge of whether they answer the question
+2. the extractive answerer reads the same passages as a judge of whether they answer the question
    at all: a refusal ("the book does not cover this") is grounded only when they do not, and an
    answer (even one quoting them) only when they do;
-4. an answer still not grounded is, under `enforce`, replaced by the extractive answer (labelled
+3. an answer to deliver whose supported sentences carry no marker gets one after each, naming the
+   source the validator found supporting it, and the marked answer is validated again;
+4. an answer not grounded is, under `enforce`, replaced by the extractive answer (labelled
    offline-extractive, or its decline when the passages do not answer) when that one is
-   grounded, else by a statement that the book does not support an answer; under `annotate` it
-   is delivered with its verdict, flagged not grounded.
+   grounded, else by a statement that the book does not support an answer (delivered with the
+   verdict of the answer it replaces); under `annotate` it is delivered with its verdict, flagged
+   not grounded.
+So an answer is validated once or twice: once more when markers were added, or for its stand-in.
 An empty answer (the model wrote only withheld text) is replaced the same way under any policy.
 Under `enforce` an answer that cannot be validated at all (the validation service is down or too
 slow) is withheld: the call ends UNAVAILABLE (reason ANSWER_VOID: discard what was streamed).
@@ -29,8 +31,8 @@ import grpc
 from glossator.v1 import common_pb2, validation_pb2, validation_pb2_grpc
 from services.agent.citations import marker_indexes
 from services.agent.events import AnswerFinished
+from services.agent.extractive import DECLINES
 from services.agent.models import OFFLINE_MODEL_NAME
-from services.agent.models.offline import CANNOT_SEARCH, NOT_COVERED, NOTHING_FOUND
 from services.agent.sessions import Grounding, Source
 from services.common.errors import Reason, Unavailable
 from services.common.logging import get_logger
@@ -45,7 +47,7 @@ NOT_SUPPORTED_ANSWER = (
 )
 WRONG_REFUSAL_NOTE = "the answer declines, but the retrieved passages answer the question"
 OFF_TOPIC_NOTE = "none of the retrieved passages answers the question, so neither can the answer"
-_NOT_ANSWERS = frozenset({NOT_COVERED, NOTHING_FOUND, CANNOT_SEARCH})
+_NOT_ANSWERS = DECLINES | {NOT_SUPPORTED_ANSWER}
 
 Policy = Literal["annotate", "enforce", "off"]
 # The time left until a deadline, at most a cap: how a validation call gets its timeout.
@@ -110,7 +112,7 @@ class AnswerChecker:
             return self._checked(finished, finished.answer, validated, finished.model, streamed_citations)
         answer, verdict = finished.answer, None
         if answer:
-            answer, verdict = await self._validate_cited(query, answer, finished)
+            verdict = await self._validate(query, answer, finished)
             if verdict is None:
                 if self._policy == "enforce":
                     raise Unavailable(
@@ -123,6 +125,7 @@ class AnswerChecker:
                 return self._checked(finished, answer, validated, finished.model, streamed_citations)
             verdict = await _judged_against_the_passages(verdict, finished)
             if verdict.is_grounded or self._policy == "annotate":
+                answer, verdict = await self._with_markers(query, answer, verdict, finished)
                 validated = Validated(status="validated", verdict=verdict, validation_ms=_ms(started))
                 return self._checked(finished, answer, validated, finished.model, streamed_citations)
         replacement, replaced_verdict = await self._replacement(query, finished)
@@ -134,30 +137,30 @@ class AnswerChecker:
         validated = Validated(status="replaced", verdict=delivered, validation_ms=_ms(started))
         return self._checked(finished, replacement, validated, OFFLINE_MODEL_NAME, streamed_citations)
 
-    async def _validate_cited(
-        self, query: str, answer: str, finished: AnswerFinished
-    ) -> tuple[str, validation_pb2.ValidateResponse | None]:
-        """The verdict of the answer, with markers added to supported claims that carry none."""
-        verdict = await self._validate(query, answer, finished)
-        if verdict is None:
-            return answer, None
+    async def _with_markers(
+        self, query: str, answer: str, verdict: validation_pb2.ValidateResponse, finished: AnswerFinished
+    ) -> tuple[str, validation_pb2.ValidateResponse]:
+        """The answer with markers added to supported claims that carry none, and its verdict,
+        judged as the unmarked one was (the judge's answer is computed once per run)."""
         marked = add_markers(answer, verdict)
         if marked == answer:
             return answer, verdict
         remarked = await self._validate(query, marked, finished)
-        return (marked, remarked) if remarked is not None else (answer, verdict)
+        if remarked is None:
+            return answer, verdict
+        return marked, await _judged_against_the_passages(remarked, finished)
 
     async def _replacement(
         self, query: str, finished: AnswerFinished
     ) -> tuple[str, validation_pb2.ValidateResponse | None]:
-        """The extractive answer (or its decline) when it is grounded, else the withheld-answer
-        statement; with the verdict of what is delivered."""
+        """The extractive answer (or its decline) with its verdict when it is grounded, else the
+        withheld-answer statement with none (it states nothing about the book to check)."""
         fallback = await finished.fallback() if finished.fallback is not None else ""
         if fallback:
             verdict = await self._validate(query, fallback, finished)
             if verdict is not None and verdict.is_grounded:
                 return fallback, verdict
-        return NOT_SUPPORTED_ANSWER, await self._validate(query, NOT_SUPPORTED_ANSWER, finished)
+        return NOT_SUPPORTED_ANSWER, None
 
     async def _validate(
         self, query: str, answer: str, finished: AnswerFinished

@@ -23,11 +23,12 @@ from services.agent.answer_check import AnswerChecker, Checked, Validated
 from services.agent.cache import ResponseCache, cache_key
 from services.agent.config import AgentSettings
 from services.agent.events import AgentEvent, AnswerDelta, AnswerFinished, Citation, ToolStep
-from services.agent.query_type import QueryType, classify_query
+from services.agent.search_query import search_query
 from services.agent.sessions import SessionStore, Source, ToolCallRecord, Turn
 from services.common.errors import FailedPrecondition
 from services.common.logging import get_logger
 from services.common.metrics import observe_stage
+from services.common.text.question import QueryType, classify_query
 
 log = get_logger("glossator.conversation")
 
@@ -140,7 +141,9 @@ class Conversation:
         yield Started(session_id=session, query_id=query_id, model=self._answerer.model_name)
 
         probe_start = time.perf_counter()
-        key = await self._cache_key(question, deadline) if self._cache_usable(question) else None
+        key, probed = (
+            await self._cache_key(question, deadline) if self._cache_usable(question) else (None, None)
+        )
         probe_ms = (time.perf_counter() - probe_start) * 1000  # a Search call: retrieval time
         cached = self._cache.get(key) if key else None
         if cached is not None:
@@ -160,6 +163,7 @@ class Conversation:
             selected_text=question.selected_text,
             user_context=question.user_context,
             history=history,
+            prefetched=probed,
         )
         run = run_answer(request, self._answerer, deadline=deadline)
         with observe_stage("generation"):
@@ -223,18 +227,21 @@ class Conversation:
     def _cache_usable(self, question: Question) -> bool:
         return question.cacheable and self._cache.enabled
 
-    async def _cache_key(self, question: Question, deadline: float) -> str | None:
-        """The cache key, from what retrieval returns now for the question (None if it fails)."""
+    async def _cache_key(
+        self, question: Question, deadline: float
+    ) -> tuple[str | None, retrieval_pb2.SearchResponse | None]:
+        """The cache key, from what retrieval returns now for the question, and that response
+        (which the run's first search then uses instead of searching again); None if it fails."""
         request = retrieval_pb2.SearchRequest(
-            collection=question.collection, query=question.query, top_k=question.top_k
+            collection=question.collection, query=search_query(question.query), top_k=question.top_k
         )
         if question.min_relevance is not None:
             request.min_relevance = question.min_relevance
         try:
             reply = await self._retrieval.Search(request, timeout=_remaining(deadline, 5.0))
         except grpc.aio.AioRpcError:
-            return None  # the run itself will meet the same problem and report it
-        return cache_key(
+            return None, None  # the run itself will meet the same problem and report it
+        key = cache_key(
             question.collection,
             question.query,
             question.top_k,
@@ -242,6 +249,7 @@ class Conversation:
             self._answerer.model_name,
             list(reply.results),
         )
+        return key, reply
 
     async def _replay(
         self,

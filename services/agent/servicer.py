@@ -23,7 +23,6 @@ from services.agent.conversation import (
 )
 from services.agent.coverage import CollectionCoverage, ReportedTurn, coverage
 from services.agent.events import AnswerDelta, Citation, RetrievalResults, ToolCall, ToolError
-from services.agent.query_type import QueryType
 from services.agent.sessions import (
     Feedback,
     Grounding,
@@ -37,6 +36,7 @@ from services.agent.sessions import (
 from services.common.auth import caller
 from services.common.errors import FieldViolation, InvalidArgument, NotFound, PermissionDenied, Violations
 from services.common.metrics import count_feedback
+from services.common.text.question import QueryType
 from services.common.wire import collection_name, timestamp
 
 ANONYMOUS = "anonymous"

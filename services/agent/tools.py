@@ -6,7 +6,8 @@ models strong enough not to invent section names); the request's top_k and min_r
 Everything a call needs or produces lives in the run's AskContext: the stub, the collection and
 defaults of the request, the absolute deadline every Search must finish by, and what was found so
 far. Sources are numbered 1.. across all calls of a run and deduplicated by chunk_id, so a number
-the model cites names exactly one retrieved chunk. A failed Search is not an exception: the model
+the model cites names exactly one retrieved chunk; each is kept as a Passage (passages.py), which
+the answerers read, and the model gets a rendering of them. A failed Search is not an exception: the model
 is told in words, the client gets a ToolError event. Until a search of the run has found anything,
 a failure that no rewording can fix ends the run with its status instead (fail closed): a missing
 collection is NOT_FOUND, retrieval down or overloaded UNAVAILABLE, the request's deadline passed
@@ -25,9 +26,9 @@ from agents.tool_context import ToolContext
 
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.agent.events import AgentEvent, RetrievalResults, ToolError, ToolStep
+from services.agent.passages import Passage, render
 from services.agent.sessions.model import Source
 from services.common.errors import DeadlineExceeded, GlossatorError, Reason, Unavailable, collection_not_found
-from services.retrieval.sentences import normalise
 
 TOOL_NAME = "retrieval_tool"
 MAX_QUERY_CHARS = 1000
@@ -62,17 +63,17 @@ class AskContext:
     min_relevance: float | None = None
     call_timeout_s: float = 10.0
     emit: Callable[[AgentEvent], None] = _discard
+    # What Search already answered for search_query (the response cache's key is made of it):
+    # the run's first search for that query uses it instead of searching again.
+    prefetched: retrieval_pb2.SearchResponse | None = None
     sources: list[Source] = field(default_factory=list)
-    # Every successful tool output of the run, whole (steps keep a cut copy for the history).
-    outputs: list[str] = field(default_factory=list)
-    # The whole text of each retrieved chunk (sources keep the first MAX_EXTRACT_CHARS): what
-    # an answer is validated against.
-    chunk_texts: dict[str, str] = field(default_factory=dict, repr=False)
+    # Every retrieved chunk whole, by source number, with Search's sentence scores: what the
+    # answerers read and an answer is validated against (sources keep an excerpt).
+    passages: dict[int, Passage] = field(default_factory=dict, repr=False)
+    # Whether a search of the run succeeded (even one that found nothing).
+    searched: bool = False
     steps: list[ToolStep] = field(default_factory=list)
     retrieval_ms: float = 0.0
-    # Sentences of the retrieved chunks (whitespace normalised) and their similarity to the
-    # query that found them, as Search scored them: the offline answerer ranks with these.
-    sentence_similarity: dict[str, float] = field(default_factory=dict, repr=False)
     _number_of: dict[str, int] = field(default_factory=dict, repr=False)
 
     def source(self, index: int) -> Source | None:
@@ -86,14 +87,17 @@ class AskContext:
         """The chunk's source number, assigning the next one the first time it is retrieved."""
         chunk = scored.chunk
         if chunk.chunk_id not in self._number_of:
-            self._number_of[chunk.chunk_id] = len(self.sources) + 1
-            self.sources.append(source_of(len(self.sources) + 1, scored))
-            self.chunk_texts[chunk.chunk_id] = chunk.text
-        for sentence in scored.sentences:
-            self.sentence_similarity[normalise(chunk.text[sentence.start : sentence.end])] = (
-                sentence.similarity
-            )
+            number = len(self.sources) + 1
+            self._number_of[chunk.chunk_id] = number
+            self.sources.append(source_of(number, scored))
+            self.passages[number] = Passage.of(number, scored)
         return self._number_of[chunk.chunk_id]
+
+    def take_prefetched(self, request: retrieval_pb2.SearchRequest) -> retrieval_pb2.SearchResponse | None:
+        """The prefetched response when `request` asks exactly what it answered (once per run)."""
+        found, self.prefetched = self.prefetched, None
+        unfiltered = not request.filters
+        return found if found is not None and unfiltered and request.query == self.search_query else None
 
     def record(self, context: ToolContext[AskContext], started: float, output: str, error: str = "") -> None:
         """Keeps the step and tells the client about a failure."""
@@ -127,25 +131,6 @@ def source_of(index: int, scored: common_pb2.ScoredChunk) -> Source:
         title=chunk.title,
         document_id=chunk.document_id,
     )
-
-
-def heading_of(chunk: common_pb2.Chunk) -> str:
-    """The source's place in the book, e.g. "Title > Section > Subsection" (a title is not repeated)."""
-    path = list(chunk.section_path)
-    if chunk.title and (not path or path[0] != chunk.title):
-        path.insert(0, chunk.title)
-    return " > ".join(path) or chunk.source_path or "untitled"
-
-
-def format_sources(numbered: list[tuple[int, common_pb2.ScoredChunk]]) -> str:
-    """The tool output: one `[n] heading (url)` line per source, then its text."""
-    if not numbered:
-        return "No passages of the book matched this search."
-    blocks = []
-    for number, scored in numbered:
-        url = f" ({scored.chunk.source_url})" if scored.chunk.source_url else ""
-        blocks.append(f"[{number}] {heading_of(scored.chunk)}{url}\n{scored.chunk.text.strip()}")
-    return "\n\n".join(blocks)
 
 
 FAILURE_PREFIX = "retrieval failed:"
@@ -207,7 +192,7 @@ async def search(context: ToolContext[AskContext], query: str, section: str | No
         reason = "the request's deadline has passed"
         message = failure_message(reason)
         state.record(context, started, message, error=failure_report(reason))
-        if not state.outputs:
+        if not state.searched:
             raise DeadlineExceeded("the request's deadline passed before the book could be searched")
         return message
     request = retrieval_pb2.SearchRequest(
@@ -218,7 +203,9 @@ async def search(context: ToolContext[AskContext], query: str, section: str | No
     if section and section.strip():
         request.filters["section"] = section.strip()
     try:
-        response = await state.retrieval.Search(request, timeout=min(state.call_timeout_s, remaining))
+        response = state.take_prefetched(request) or await state.retrieval.Search(
+            request, timeout=min(state.call_timeout_s, remaining)
+        )
         if not response.results and request.filters:
             request.ClearField("filters")
             remaining = state.deadline - time.monotonic()
@@ -227,13 +214,13 @@ async def search(context: ToolContext[AskContext], query: str, section: str | No
         reason = f"{error.code().name}: {error.details() or 'no details'}"
         message = failure_message(reason)
         state.record(context, started, message, error=failure_report(reason))
-        fatal = None if state.outputs else _run_stopping(error, state)
+        fatal = None if state.searched else _run_stopping(error, state)
         if fatal is not None:
             raise fatal from error
         return message
-    numbered = [(state.number(scored), scored) for scored in response.results]
-    output = format_sources(numbered)
-    state.outputs.append(output)
+    numbers = [state.number(scored) for scored in response.results]
+    output = render(state.passages[number] for number in numbers)
+    state.searched = True
     state.record(context, started, output)
     state.emit(
         RetrievalResults(

@@ -8,6 +8,7 @@ import uuid
 import grpc
 import pytest
 from agents.testing import ScriptedModel, assistant_message, function_call
+from prometheus_client import REGISTRY
 
 from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2_grpc
 from services.agent.config import AgentSettings
@@ -330,3 +331,36 @@ async def test_a_question_that_cannot_get_its_turn_in_time_is_refused_resource_e
         await server.stop(grace=0)
     assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "retry later" in caught.value.details()
+
+
+def _handled(method: str) -> float:
+    """RPCs of `method` the in-process suite has handled so far, whatever their status."""
+    return sum(
+        sample.value
+        for metric in REGISTRY.collect()
+        if metric.name == "glossator_rpc_requests"
+        for sample in metric.samples
+        if sample.name.endswith("_total") and sample.labels.get("method") == method
+    )
+
+
+async def test_a_cacheable_question_searches_once_and_is_validated_once(book):
+    searches, validations = _handled("Search"), _handled("Validate")
+    query = f"What does the retrieval service store? ({uuid.uuid4().hex[:6]})"
+    response = (await book.agent.Ask(agent_pb2.AskRequest(query=query), timeout=60)).response
+    assert response.grounding.status == agent_pb2.VALIDATION_STATUS_VALIDATED and response.sources
+    assert _handled("Search") - searches == 1, "the cache-key search is the run's search"
+    assert _handled("Validate") - validations == 1
+
+
+async def test_a_replaced_answer_is_validated_twice_not_four_times(book, tmp_path):
+    """A supported sentence without a marker beside an invented one: the answer is not marked and
+    validated again before it is replaced, only its stand-in is validated."""
+    validations = _handled("Validate")
+    answer = (
+        "The validation service checks, claim by claim, that an answer is grounded. "
+        "Glossator was first released in 1846 by Queen Victoria."
+    )
+    events = await _ask_scripted(book, tmp_path, answer, QUESTION)
+    assert events[-1].completed.response.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED
+    assert _handled("Validate") - validations == 2, "the answer, then its stand-in"

@@ -19,7 +19,7 @@ Small self-hosted models (0.5B-1.5B on CPU) rarely call a tool on their own: wit
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -32,12 +32,13 @@ from openai import APIStatusError
 from openai.types.responses import ResponseCompletedEvent, ResponseFunctionToolCall, ResponseOutputMessage
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
-from services.agent.models.extractive import is_meta_sentence, parse_passages, sentences_of, shown_sentence
+from services.agent.extractive import is_meta_sentence, sentences_of, shown_sentence
 from services.agent.models.response_stream import ResponseWriter, function_call
 from services.agent.models.textguard import ProseGate, parse_text_tool_call
+from services.agent.passages import Passage
 from services.agent.prompt import ANSWER_INSTRUCTIONS, answer_input, latest_question
 from services.agent.search_query import MAX_QUERY_CHARS
-from services.agent.tools import FAILURE_PREFIX, TOOL_NAME
+from services.agent.tools import TOOL_NAME, AskContext
 from services.common.logging import get_logger
 from services.validation.text import Analysis
 
@@ -57,7 +58,7 @@ class EndpointTraits:
 
 
 class GuidedModel(Model):
-    """See the module docstring. `for_run` binds one run's resolved search query."""
+    """See the module docstring. `for_run` binds one run (its resolved query and its passages)."""
 
     def __init__(
         self,
@@ -65,26 +66,19 @@ class GuidedModel(Model):
         name: str,
         *,
         max_searches: int = 1,
-        search_query: str = "",
-        sentence_similarity: Mapping[str, float] | None = None,
+        run: AskContext | None = None,
         traits: EndpointTraits | None = None,
     ) -> None:
         self.inner = inner
         self.name = name
         self._max_searches = max_searches
-        self._search_query = search_query
-        self._similarity = sentence_similarity if sentence_similarity is not None else {}
+        self._run = run
         self._traits = traits or EndpointTraits()
 
-    def for_run(self, search_query: str, sentence_similarity: Mapping[str, float]) -> GuidedModel:
-        """This model for one run: its resolved query, and the sentence scores its searches fill in."""
+    def for_run(self, context: AskContext) -> GuidedModel:
+        """This model for one run: its resolved query, and the passages its searches keep."""
         return GuidedModel(
-            self.inner,
-            self.name,
-            max_searches=self._max_searches,
-            search_query=search_query,
-            sentence_similarity=sentence_similarity,
-            traits=self._traits,
+            self.inner, self.name, max_searches=self._max_searches, run=context, traits=self._traits
         )
 
     async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
@@ -116,7 +110,7 @@ class GuidedModel(Model):
         yield writer.created()
         if searches == 0 and any(tool.name == TOOL_NAME for tool in tools):
             call = await self._first_search(
-                self._search_query or question,
+                (self._run.search_query if self._run is not None else "") or question,
                 (system_instructions, items, model_settings, tools, output_schema, handoffs, tracing),
             )
             for event in writer.call(call):
@@ -126,8 +120,10 @@ class GuidedModel(Model):
             offered = [] if answering else tools
             if answering:
                 system_instructions = ANSWER_INSTRUCTIONS
-                passages = focused(_passages(outputs), self._similarity, ANSWER_SENTENCES)
-                items = answer_input(items, passages, _all_failed(outputs))
+                found = self._run.passages.values() if self._run is not None else ()
+                passages = focused(found, ANSWER_SENTENCES)
+                searched = self._run is not None and self._run.searched
+                items = answer_input(items, passages, search_failed=bool(outputs) and not searched)
             gate = ProseGate([tool.name for tool in tools] or [TOOL_NAME], system_instructions or "")
             native: list[ResponseFunctionToolCall] = []
             async for event in self.inner.stream_response(
@@ -220,43 +216,33 @@ def _call_arguments(output: list[Any], tool_names: list[str]) -> dict[str, Any]:
     return dict(call.arguments) if call is not None and call.name == TOOL_NAME else {}
 
 
-def _passages(outputs: list[str]) -> list[tuple[int, str]]:
-    """The numbered passages of the run's tool outputs, each once."""
-    found = {passage.number: passage.text for output in outputs for passage in parse_passages(output)}
-    return sorted(found.items())
-
-
-def focused(
-    passages: list[tuple[int, str]], similarity: Mapping[str, float], keep: int
-) -> list[tuple[int, str]]:
+def focused(found: Iterable[Passage], keep: int) -> list[tuple[int, str]]:
     """Each passage cut to its sentences among the `keep` most similar to the question (as Search
     scored them), in reading order, as a reader sees them (Markdown rendered, a list item closed
     by a period); sentences about the text ("This tutorial covers ...") are left out, and so is a
     passage with none left. Unscored passages stay whole. A small model copies what it is shown:
     `**Goal**:` and tutorial intros came back verbatim in its answers."""
-    sentences = {number: sentences_of(text) for number, text in passages}
-    shown = {number: [shown_sentence(s) for s in found] for number, found in sentences.items()}
+    passages = sorted(found, key=lambda passage: passage.number)
+    sentences = {p.number: sentences_of(p.text) for p in passages}
+    shown = {number: [shown_sentence(text) for _, text in found] for number, found in sentences.items()}
+    scores = {p.number: p.sentence_scores for p in passages}
     ranked = sorted(
         (
-            (similarity[sentence], number, position)
+            (scores[number][span], number, position)
             for number, found in sentences.items()
-            for position, sentence in enumerate(found)
-            if sentence in similarity and not is_meta_sentence(shown[number][position])
+            for position, (span, _) in enumerate(found)
+            if span in scores[number] and not is_meta_sentence(shown[number][position])
         ),
         reverse=True,
     )
     if not ranked:
-        return passages
+        return [(p.number, p.text) for p in passages]
     chosen = {(number, position) for _, number, position in ranked[:keep]}
     cut = [
-        (number, " ".join(text for i, text in enumerate(shown[number]) if (number, i) in chosen))
-        for number, _ in passages
+        (p.number, " ".join(text for i, text in enumerate(shown[p.number]) if (p.number, i) in chosen))
+        for p in passages
     ]
     return [(number, text) for number, text in cut if text]
-
-
-def _all_failed(outputs: list[str]) -> bool:
-    return bool(outputs) and all(output.startswith(FAILURE_PREFIX) for output in outputs)
 
 
 def _first_known_call(

@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from services.agent.models.extractive import (
-    Passage,
+from services.agent.extractive import (
     Weights,
     choose_sentences,
     compose_answer,
@@ -19,7 +18,8 @@ from services.agent.models.extractive import (
     sentences_of,
     shown_sentence,
 )
-from services.agent.query_type import AnswerForm, question_form
+from services.agent.passages import Passage
+from services.common.text.question import AnswerForm, question_form
 
 
 def refuse(texts: list[str]) -> np.ndarray:
@@ -30,10 +30,16 @@ def answer(
     question: str, texts: list[str], similarity: dict[str, float], heading: str = "Book > Part"
 ) -> str:
     passages = [
-        Passage(n, f"{heading} (https://example.org/{n})", text) for n, text in enumerate(texts, start=1)
+        Passage(
+            n,
+            heading,
+            text,
+            url=f"https://example.org/{n}",
+            sentence_scores={span: similarity.get(s, 0.1) for span, s in sentences_of(text)},
+        )
+        for n, text in enumerate(texts, start=1)
     ]
-    scored = {s: similarity.get(s, 0.1) for text in texts for s in sentences_of(text)}
-    return compose_answer(choose_sentences(question, passages, refuse, Weights(), scored))
+    return compose_answer(choose_sentences(question, passages, refuse, Weights()))
 
 
 def test_answers_show_markdown_rendered_and_each_quoted_item_ends_like_a_sentence():
@@ -181,16 +187,18 @@ SENSORS = "An IMU measures acceleration and rotation. A GPS receiver gives the p
 
 def test_a_question_naming_what_no_passage_mentions_is_declined():
     question = "How does a Kalman filter fuse IMU and GPS readings?"
-    passages = [Passage(1, "Sensors > Fusion (https://example.org/1)", SENSORS)]
+    passages = [Passage(1, "Sensors > Fusion", url="https://example.org/1", text=SENSORS)]
     assert names_nowhere(question, passages) == ["kalman"]
     assert answer(question, [SENSORS], {}) == ""
     assert answer("What do IMU and GPS readings measure?", [SENSORS], {}) != ""
 
 
 def test_a_product_name_is_not_mentioned_by_a_word_that_merely_starts_like_it():
-    passages = [Passage(1, "Manipulation (https://example.org/1)", "Arm movement needs careful planning.")]
+    passages = [
+        Passage(1, "Manipulation", url="https://example.org/1", text="Arm movement needs careful planning.")
+    ]
     assert names_nowhere("How do I configure MoveIt 2 for an arm?", passages) == ["moveit"]
-    passages = [Passage(1, "Geography (https://example.org/1)", "Indonesia has many islands.")]
+    passages = [Passage(1, "Geography", url="https://example.org/1", text="Indonesia has many islands.")]
     assert names_nowhere("How many islands are Indonesian?", passages) == []
 
 
@@ -198,18 +206,25 @@ def test_an_abbreviation_is_mentioned_as_itself_or_spelt_out_and_two_letters_are
     mapping = "Robots build maps with Simultaneous Localization and Mapping from LiDAR scans."
     lidar_only = "LiDAR scans give distances; the Robotics Toolbox reads them."
     question = "How does SLAM Toolbox build a map?"
-    assert names_nowhere(question, [Passage(1, "Mapping (https://example.org/1)", lidar_only)]) == ["slam"]
+    assert names_nowhere(question, [Passage(1, "Mapping", url="https://example.org/1", text=lidar_only)]) == [
+        "slam"
+    ]
     assert (
-        names_nowhere(question, [Passage(1, "Mapping (https://example.org/1)", mapping + lidar_only)]) == []
+        names_nowhere(
+            question, [Passage(1, "Mapping", url="https://example.org/1", text=mapping + lidar_only)]
+        )
+        == []
     )
     assert (
-        names_nowhere("Which TV shows map rooms?", [Passage(1, "Mapping (https://example.org/1)", mapping)])
+        names_nowhere(
+            "Which TV shows map rooms?", [Passage(1, "Mapping", url="https://example.org/1", text=mapping)]
+        )
         == []
     )
 
 
 def test_a_name_in_the_passage_heading_counts_as_mentioned():
-    passages = [Passage(1, "Kalman Filters > Sensor fusion (https://example.org/1)", SENSORS)]
+    passages = [Passage(1, "Kalman Filters > Sensor fusion", url="https://example.org/1", text=SENSORS)]
     assert names_nowhere("How does a Kalman filter fuse IMU and GPS readings?", passages) == []
 
 
@@ -223,4 +238,4 @@ def test_a_name_in_the_passage_heading_counts_as_mentioned():
 )
 def test_misspelt_accented_or_abbreviated_names_are_not_taken_for_missing_ones(question):
     text = "Genghis Khan had several daughters. Céloron led an expedition after World War II."
-    assert names_nowhere(question, [Passage(1, "History (https://example.org/1)", text)]) == []
+    assert names_nowhere(question, [Passage(1, "History", url="https://example.org/1", text=text)]) == []

@@ -22,8 +22,10 @@ from agents.tracing import get_trace_provider
 from services.agent.agent import Answerer, AnswerRequest, run_answer
 from services.agent.config import AgentSettings
 from services.agent.events import AnswerDelta, AnswerFinished, Citation, RetrievalResults, ToolCall
+from services.agent.extractive import sentences_of
 from services.agent.models import OFFLINE_MODEL_NAME, OfflineExtractiveModel, make_model, model_settings
 from services.agent.models.guided import GuidedModel, focused
+from services.agent.passages import Passage
 from services.agent.prompt import ANSWER_INSTRUCTIONS, ANSWER_REQUEST
 from services.common.errors import DeadlineExceeded, FailedPrecondition, Reason, Unavailable
 from tests.unit.agent.fake_retrieval import CHUNKS, FakeRetrieval, serve_retrieval
@@ -342,6 +344,19 @@ def test_tracing_export_is_off_unless_configured():
     assert get_trace_provider()._disabled
 
 
+def scored(passages: list[tuple[int, str]], similarity: dict[str, float]) -> list[Passage]:
+    """The passages as a run keeps them, with Search's scores for the sentences `similarity` names."""
+    return [
+        Passage(
+            number,
+            "Book",
+            text,
+            sentence_scores={span: similarity[s] for span, s in sentences_of(text) if s in similarity},
+        )
+        for number, text in passages
+    ]
+
+
 def test_an_answer_turn_shows_each_passage_cut_to_its_best_scored_sentences():
     passages = [
         (1, "ROS 2 nodes are processes. They talk over topics. The weather was fine."),
@@ -355,11 +370,11 @@ def test_an_answer_turn_shows_each_passage_cut_to_its_best_scored_sentences():
         "Gazebo simulates physics.": 0.5,
         "It renders scenes too.": 0.2,
     }
-    assert focused(passages, similarity, keep=3) == [
+    assert focused(scored(passages, similarity), keep=3) == [
         (1, "ROS 2 nodes are processes. They talk over topics."),
         (2, "Gazebo simulates physics."),
     ]
-    assert focused(passages, {}, keep=3) == passages, "unscored passages are shown whole"
+    assert focused(scored(passages, {}), keep=3) == passages, "unscored passages are shown whole"
 
 
 def test_list_items_shown_to_the_model_end_as_sentences():
@@ -374,7 +389,7 @@ def test_list_items_shown_to_the_model_end_as_sentences():
         "Recognize the advantages of bodies": 0.7,
         "It is a shift.": 0.6,
     }
-    assert focused(passages, similarity, keep=3) == [
+    assert focused(scored(passages, similarity), keep=3) == [
         (4, "Understand the reasons for Physical AI. Recognize the advantages of bodies. It is a shift.")
     ]
 
@@ -385,4 +400,4 @@ def test_the_model_is_shown_markdown_rendered_and_no_sentence_about_the_text():
         "This tutorial covers action servers in ROS 2.": 0.9,
         "**Goal**: what the `action` should do.": 0.7,
     }
-    assert focused([(1, text)], similarity, keep=2) == [(1, "Goal: what the action should do.")]
+    assert focused(scored([(1, text)], similarity), keep=2) == [(1, "Goal: what the action should do.")]

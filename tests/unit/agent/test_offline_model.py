@@ -21,16 +21,18 @@ from services.agent.agent import Answerer, AnswerRequest, build_agent, run_answe
 from services.agent.citations import marker_indexes
 from services.agent.config import AgentSettings
 from services.agent.events import AnswerDelta, AnswerFinished, Citation, RetrievalResults, ToolCall
-from services.agent.models import OFFLINE_MODEL_NAME, OfflineExtractiveModel
-from services.agent.models.extractive import parse_passages, sentences_of
-from services.agent.models.offline import (
+from services.agent.extractive import (
     CANNOT_SEARCH,
     NOT_COVERED,
     NOTHING_FOUND,
-    text_deltas,
+    ExtractiveAnswerer,
+    sentences_of,
 )
+from services.agent.models import OFFLINE_MODEL_NAME, OfflineExtractiveModel
+from services.agent.models.offline import text_deltas
+from services.agent.passages import render
 from services.agent.prompt import build_input
-from services.agent.tools import format_sources, retrieval_tool
+from services.agent.tools import AskContext, failure_message, retrieval_tool
 from services.common.embedding import EmbeddingCache, local_embedding_model
 from tests.unit.agent.fake_retrieval import CHUNKS, FakeRetrieval, serve_retrieval
 
@@ -40,18 +42,30 @@ def model() -> OfflineExtractiveModel:
     return OfflineExtractiveModel()
 
 
-def tool_output(*indexes: int) -> str:
-    return format_sources(
-        [(n, common_pb2.ScoredChunk(chunk=CHUNKS[i])) for n, i in enumerate(indexes, start=1)]
-    )
+def searched(*indexes: int, failed: bool = False) -> AskContext:
+    """A run whose search found CHUNKS[i] for each index (numbered 1.. in that order), or failed."""
+    run = AskContext(retrieval=None, deadline=0.0)
+    for i in indexes:
+        run.number(common_pb2.ScoredChunk(chunk=CHUNKS[i]))
+    run.searched = not failed
+    return run
 
 
-def with_output(question: str, output: str, **framing) -> list:
+def tool_output(run: AskContext) -> str:
+    return render(run.passages.values()) if run.searched else failure_message("UNAVAILABLE: down")
+
+
+def with_output(question: str, run: AskContext, **framing) -> list:
     return [
         *build_input(question, **framing),
         {"type": "function_call", "call_id": "c1", "name": "retrieval_tool", "arguments": "{}"},
-        {"type": "function_call_output", "call_id": "c1", "output": output},
+        {"type": "function_call_output", "call_id": "c1", "output": tool_output(run)},
     ]
+
+
+async def answer_of(model: OfflineExtractiveModel, question: str, run: AskContext) -> str:
+    """The offline model's answer in a run whose search found `run`'s passages."""
+    return (await respond(model.for_run(run), with_output(question, run))).output[0].content[0].text
 
 
 async def respond(model: OfflineExtractiveModel, items, tools=(retrieval_tool,)):
@@ -103,7 +117,10 @@ async def test_first_move_searches_for_the_bare_question(model):
     assert isinstance(call, ResponseFunctionToolCall)
     assert call.name == "retrieval_tool" and call.call_id
     assert json.loads(call.arguments) == {"query": "How fast does the VLP-16 spin?"}
-    resolved = await respond(model.reading({}, "How fast does the VLP-16 spin? Velodyne lidar"), items)
+    run = AskContext(
+        retrieval=None, deadline=0.0, search_query="How fast does the VLP-16 spin? Velodyne lidar"
+    )
+    resolved = await respond(model.for_run(run), items)
     assert json.loads(resolved.output[0].arguments) == {
         "query": "How fast does the VLP-16 spin? Velodyne lidar"
     }
@@ -111,7 +128,7 @@ async def test_first_move_searches_for_the_bare_question(model):
 
 async def test_a_new_question_after_history_searches_again(model):
     items = [
-        *with_output("What is a node?", tool_output(0)),
+        *with_output("What is a node?", searched(0)),
         {"role": "assistant", "content": "A process. [1]"},
     ]
     items += build_input("What is DDS?")
@@ -121,7 +138,8 @@ async def test_a_new_question_after_history_searches_again(model):
 
 async def test_answers_with_cited_supporting_sentences(model):
     question = "How fast does the Velodyne VLP-16 spin its lasers?"
-    response = await respond(model, with_output(question, tool_output(0, 1, 2, 3)))
+    run = searched(0, 1, 2, 3)
+    response = await respond(model.for_run(run), with_output(question, run))
     [message] = response.output
     assert isinstance(message, ResponseOutputMessage)
     answer = message.content[0].text
@@ -129,32 +147,24 @@ async def test_answers_with_cited_supporting_sentences(model):
         "The Velodyne VLP-16 spins sixteen lasers at up to twenty revolutions per second. [3]"
     )
     # Every sentence is verbatim from the passage it cites.
-    passages = {p.number: p.text for p in parse_passages(tool_output(0, 1, 2, 3))}
+    passages = {p.number: p.text for p in run.passages.values()}
     for sentence, number in zip(answer.split(" [")[:-1], marker_indexes(answer), strict=False):
         assert sentence.rsplit("] ", 1)[-1] in passages[number]
     assert len(answer) <= 400
 
 
 async def test_says_plainly_when_the_book_does_not_cover_it(model):
-    off_topic = "Who won the football world cup in 1954?"
-    assert (await respond(model, with_output(off_topic, tool_output(0, 1)))).output[0].content[
-        0
-    ].text == NOT_COVERED
-    nothing = format_sources([])
-    assert (await respond(model, with_output("What is a node?", nothing))).output[0].content[
-        0
-    ].text == NOTHING_FOUND
-    failed = "retrieval failed: UNAVAILABLE: down; answer that you cannot search the book right now"
-    assert (await respond(model, with_output("What is a node?", failed))).output[0].content[
-        0
-    ].text == CANNOT_SEARCH
+    assert await answer_of(model, "Who won the football world cup in 1954?", searched(0, 1)) == NOT_COVERED
+    assert await answer_of(model, "What is a node?", searched()) == NOTHING_FOUND
+    assert await answer_of(model, "What is a node?", searched(failed=True)) == CANNOT_SEARCH
     assert (await respond(model, build_input("What is a node?"), tools=())).output[0].content[
         0
     ].text == CANNOT_SEARCH
 
 
 async def test_streams_each_cited_sentence_as_a_delta_with_a_complete_event_sequence(model):
-    events = await stream(model, with_output("What does an IMU combine?", tool_output(3, 0)))
+    run = searched(3, 0)
+    events = await stream(model.for_run(run), with_output("What does an IMU combine?", run))
     types = [e.type for e in events]
     assert types[:4] == [
         "response.created",
@@ -215,16 +225,18 @@ def test_embedding_cache_embeds_each_text_once_and_drops_the_least_recent():
 
 def test_sentences_skip_code_headings_and_fragments():
     text = "# Setup\nInstall the package first.\n```bash\npip install x\n```\nThen run it. Ok.\n"
-    assert sentences_of(text) == ["Install the package first.", "Then run it."]
+    assert [sentence for _, sentence in sentences_of(text)] == ["Install the package first.", "Then run it."]
 
 
-def test_parse_passages_reads_the_tool_output_back():
-    passages = parse_passages(tool_output(1, 2))
-    assert [(p.number, p.heading) for p in passages] == [
-        (1, f"Robotics Handbook > ROS 2 Basics > Middleware ({CHUNKS[1].source_url})"),
-        (2, f"Robotics Handbook > Sensors > Lidar ({CHUNKS[2].source_url})"),
+def test_a_run_keeps_its_passages_and_shows_the_model_their_rendering():
+    run = searched(1, 2)
+    assert [(p.number, p.heading, p.text) for p in run.passages.values()] == [
+        (1, "Robotics Handbook > ROS 2 Basics > Middleware", CHUNKS[1].text),
+        (2, "Robotics Handbook > Sensors > Lidar", CHUNKS[2].text),
     ]
-    assert passages[1].text == CHUNKS[2].text
+    assert tool_output(run).startswith(
+        f"[1] Robotics Handbook > ROS 2 Basics > Middleware ({CHUNKS[1].source_url})\n{CHUNKS[1].text}\n\n[2] "
+    )
 
 
 async def test_full_offline_run_through_the_agent_loop(model):
@@ -253,7 +265,7 @@ async def test_with_sentence_scores_from_search_the_answer_needs_no_embedding(mo
     def refuse(texts: list[str]) -> np.ndarray:
         raise AssertionError(f"embedded {texts} although Search scored every sentence")
 
-    offline = OfflineExtractiveModel(embed=refuse)
+    offline = OfflineExtractiveModel(ExtractiveAnswerer(embed=refuse))
     request = AnswerRequest(question="Which middleware does ROS 2 use?")
     async with serve_retrieval(FakeRetrieval(score_sentences=True)) as stub:
         answerer = Answerer(agent=build_agent(offline), model_name=OFFLINE_MODEL_NAME, retrieval=stub)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.agent.query_type import QueryType, classify_query
+from services.common.text.question import QueryType, classify_query
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,9 @@
 """Extractive answering: the sentences of the retrieved passages that best answer a question.
 
+`ExtractiveAnswerer` is its interface (passages in, chosen sentences out). Three callers use it:
+the offline model (its answers), the coverage judge (do the passages answer the question at
+all?) and, under `enforce`, the grounded stand-in for an LLM answer that failed validation.
+
 No generation, so nothing can be invented: every sentence of an answer is copied verbatim from a
 numbered passage and cited with that number. A sentence scores on
 - meaning: cosine similarity of its embedding with the question's (the local MiniLM model);
@@ -28,7 +32,7 @@ another passage; a sentence saying what a chosen one already says (near_duplicat
 the text (meta), is skipped.
 When even the best sentence barely relates to the question (in meaning and in words), the book
 does not cover it.
-Sentences are ranked as they stand in the chunk (Search's scores are keyed by that text) and
+Sentences are ranked as they stand in the chunk (Search's scores are keyed by their offsets) and
 quoted as a reader sees them rendered (services/common/markdown_display.py): no `**`, backticks,
 link targets or bullets, and ending like a sentence, so that the validator, which splits answers
 at sentence ends, checks each quoted sentence on its own.
@@ -36,38 +40,34 @@ at sentence ends, checks each quoted sentence on its own.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from services.agent.query_type import AnswerForm, QuestionForm, question_form
-from services.common.embedding import Embed
+from services.agent.passages import Passage
+from services.common.embedding import Embed, EmbeddingCache
 from services.common.markdown_display import display_text
+from services.common.text.question import AnswerForm, Question, QuestionForm, understand
 from services.retrieval.sentences import normalise, prose_sentences, sectioned_sentences
 from services.validation.text import STOPWORDS, TOKEN_RE, Analysis, capitalised_words, stem
 
 # Passages whose sentences are kept split and analysed: related questions retrieve the same chunks.
 PASSAGE_CACHE_SIZE = 2048
-# A passage header in the retrieval tool's output: "[3] Title > Section (https://...)".
-_HEADER_RE = re.compile(r"^\[(\d{1,4})\] (.*)$", re.MULTILINE)
+NOT_COVERED = "The book does not cover this question: none of the retrieved passages answer it."
+NOTHING_FOUND = "The book does not cover this question: the search found no matching passages."
+CANNOT_SEARCH = "I cannot search the book right now, so I cannot answer this question."
+DECLINES = frozenset({NOT_COVERED, NOTHING_FOUND, CANNOT_SEARCH})
 _NUMBER_RE = re.compile(r"\d")
 _YEAR_OR_MONTH_RE = re.compile(
     r"\b(?:1\d{3}|20\d{2}|January|February|March|April|May|June|July|August|September|October"
     r"|November|December|century|centuries)\b"
-)
-_NUMERIC_Q_RE = re.compile(
-    r"\b(?:how (?:many|much|long|old|far|often|big|large|tall|high|fast|heavy)|what (?:percentage|percent|number|amount)|"
-    r"(?:what|which) (?:years?|dates?|decades?|century|centuries)|when)\b",
-    re.IGNORECASE,
-)
-_NAME_Q_RE = re.compile(
-    r"\b(?:who|whom|whose|where|which|what (?:city|country|company|team|name))\b", re.IGNORECASE
 )
 # A definition: the defined words, then within a few words "is" (not a passive: "were given"),
 # "refers to", "means", or a label's ":" / dash ("Topic: a named bus ...").
@@ -109,7 +109,6 @@ _META_SECTION_RE = re.compile(
 )
 DUPLICATE_JACCARD = 0.8
 DUPLICATE_CONTAINMENT = 0.9
-_URL_SUFFIX_RE = re.compile(r" \([^()\s]*\)$")
 _SENTENCE_CLOSE_RE = re.compile(r"[.!?]['\"”’)\]]*$")
 
 
@@ -160,13 +159,6 @@ class Weights:
 
 
 @dataclass(frozen=True)
-class Passage:
-    number: int
-    heading: str
-    text: str
-
-
-@dataclass(frozen=True)
 class Pick:
     """A sentence chosen for the answer (as displayed), with the passage it cites."""
 
@@ -179,6 +171,7 @@ class _Candidate:
     number: int
     rank: int
     position: int
+    span: tuple[int, int]  # offsets in its passage's text
     text: str  # as in the chunk, whitespace normalised
     analysis: Analysis
     shown: str  # as a reader sees it: Markdown rendered, ending like a sentence
@@ -186,45 +179,67 @@ class _Candidate:
     heading_terms: frozenset[str]  # of the heading above it in its passage
 
 
-def parse_passages(tool_output: str) -> list[Passage]:
-    """The numbered passages of a retrieval tool output (none for an error or an empty result)."""
-    headers = list(_HEADER_RE.finditer(tool_output))
-    passages = []
-    for i, header in enumerate(headers):
-        end = headers[i + 1].start() if i + 1 < len(headers) else len(tool_output)
-        passages.append(
-            Passage(int(header.group(1)), header.group(2), tool_output[header.end() : end].strip())
-        )
-    return passages
+class ExtractiveAnswerer:
+    """Passages in, chosen sentences out (see the module docstring); no state but its caches.
+
+    `embed` defaults to the local MiniLM model behind an EmbeddingCache: it embeds only the
+    sentences Search did not score.
+    """
+
+    def __init__(self, embed: Embed | None = None, weights: Weights | None = None) -> None:
+        self._embed = embed or EmbeddingCache(_local_embed)
+        self.weights = weights or Weights()
+
+    def warm_up(self) -> None:
+        """Loads the embedding model now (seconds), so that the first question does not wait for it."""
+        self._embed(["warm up"])
+
+    def choose(self, question: str, passages: Iterable[Passage]) -> list[Pick]:
+        """The answer's sentences, best first; empty when the passages do not answer the question."""
+        return choose_sentences(question, list(passages), self._embed, self.weights)
+
+    async def answer(self, question: str, passages: Iterable[Passage], *, searched: bool = True) -> str:
+        """The answer text: the chosen sentences, each cited, or the decline that says why there
+        are none (nothing found, a search that could not run, passages that do not answer)."""
+        passages = list(passages)
+        if not passages:
+            return NOTHING_FOUND if searched else CANNOT_SEARCH
+        picks = await asyncio.to_thread(self.choose, question, passages)
+        return compose_answer(picks) if picks else NOT_COVERED
 
 
-def sentences_of(text: str) -> list[str]:
-    """Prose sentences of a passage, whitespace normalised (the form Search's scores are keyed by)."""
-    return [normalise(text[start:end]) for start, end in prose_sentences(text)]
+def _local_embed(texts: list[str]) -> np.ndarray:
+    from services.common.embedding import local_embedding_model
+
+    return local_embedding_model().embed(texts)
+
+
+def sentences_of(text: str) -> list[tuple[tuple[int, int], str]]:
+    """Prose sentences of a passage with their offsets, whitespace normalised (Search scored these)."""
+    return [((start, end), normalise(text[start:end])) for start, end in prose_sentences(text)]
 
 
 def choose_sentences(
-    question: str,
-    passages: Sequence[Passage],
-    embed: Embed,
-    weights: Weights | None = None,
-    scored: Mapping[str, float] | None = None,
+    question: str, passages: Sequence[Passage], embed: Embed, weights: Weights | None = None
 ) -> list[Pick]:
     """The answer's sentences, best first; empty when the passages do not answer the question.
 
-    `scored`: cosine similarities with the question that Search already computed, by sentence.
+    Search's similarities of sentences to the query (each passage's sentence_scores) stand in
+    for the model's where they exist.
     """
     weights = weights or Weights()
     candidates = _candidates(passages)
     if not candidates or (weights.decline_unknown_names and names_nowhere(question, passages)):
         return []
     asked = Analysis(question)
+    understood = understand(question)
     words, heading = _word_scores(asked, candidates)
     neighbourhood = _neighbourhood(candidates, words)
     shortlist = np.argsort(-(words + neighbourhood + heading), kind="stable")[: weights.max_embedded]
-    meaning = _meaning(question, candidates, shortlist, embed, scored or {})
-    answer_type = _answer_type(question, asked, candidates)
-    form = _answer_form(question_form(question), candidates)
+    scored = {(p.number, span): score for p in passages for span, score in p.sentence_scores.items()}
+    meaning = _meaning(question, candidates, shortlist, embed, scored)
+    answer_type = _answer_type(understood, asked, candidates)
+    form = _answer_form(understood.form, candidates)
     meta = np.array([float(c.meta) for c in candidates])
     rank = np.array([1.0 / (1 + c.rank) for c in candidates])
     scores = (
@@ -280,7 +295,7 @@ def names_nowhere(question: str, passages: Sequence[Passage]) -> list[str]:
     }
     if not names:
         return []
-    found = [_passage_analysis(p.heading, p.text) for p in passages]
+    found = [_passage_analysis(f"{p.heading} ({p.url})", p.text) for p in passages]
     missing = [
         name for name, written in names.items() if not any(_mentioned(a, name, written) for a in found)
     ]
@@ -371,22 +386,32 @@ def _candidates(passages: Sequence[Passage]) -> list[_Candidate]:
     candidates = []
     for rank, passage in enumerate(passages):
         section = _section_of(passage.heading)
-        for position, (analysis, shown, heading) in enumerate(_analysed_sentences(passage.text)):
+        for position, (span, analysis, shown, heading) in enumerate(_analysed_sentences(passage.text)):
             meta = is_meta_sentence(shown) or bool(_META_SECTION_RE.search(heading.text or section))
             candidates.append(
                 _Candidate(
-                    passage.number, rank, position, analysis.text, analysis, shown, meta, heading.term_set
+                    passage.number,
+                    rank,
+                    position,
+                    span,
+                    analysis.text,
+                    analysis,
+                    shown,
+                    meta,
+                    heading.term_set,
                 )
             )
     return candidates
 
 
 @lru_cache(maxsize=PASSAGE_CACHE_SIZE)
-def _analysed_sentences(text: str) -> tuple[tuple[Analysis, str, Analysis], ...]:
+def _analysed_sentences(text: str) -> tuple[tuple[tuple[int, int], Analysis, str, Analysis], ...]:
     """A passage's sentences, split and analysed once (an Analysis computes each view once),
-    each with its display form and the heading it stands under in the passage ("" for none)."""
+    each with its offsets, its display form and the heading it stands under in the passage ("" for
+    none)."""
     return tuple(
         (
+            (s.start, s.end),
             Analysis(normalise(text[s.start : s.end])),
             shown_sentence(text[s.start : s.end]),
             _heading(s.heading),
@@ -413,8 +438,8 @@ def is_meta_sentence(shown: str) -> bool:
 
 
 def _section_of(heading: str) -> str:
-    """The innermost heading of a passage header ("Title > Section (url)" -> "Section")."""
-    return _URL_SUFFIX_RE.sub("", heading).rsplit(" > ", 1)[-1]
+    """The innermost heading of a passage's place in the book ("Title > Section" -> "Section")."""
+    return heading.rsplit(" > ", 1)[-1]
 
 
 def _meaning(
@@ -422,12 +447,12 @@ def _meaning(
     candidates: Sequence[_Candidate],
     shortlist: np.ndarray,
     embed: Embed,
-    scored: Mapping[str, float],
+    scored: Mapping[tuple[int, tuple[int, int]], float],
 ) -> np.ndarray:
-    """Cosine of each sentence with the question: Search's score where it gave one, else the
-    model's for the shortlisted sentences, else -1."""
-    meaning = np.array([scored.get(c.text, -1.0) for c in candidates])
-    missing = [int(i) for i in shortlist if candidates[i].text not in scored]
+    """Cosine of each sentence with the question: Search's score where it gave one (by passage
+    and offsets), else the model's for the shortlisted sentences, else -1."""
+    meaning = np.array([scored.get((c.number, c.span), -1.0) for c in candidates])
+    missing = [int(i) for i in shortlist if (candidates[i].number, candidates[i].span) not in scored]
     if missing:
         vectors = embed([question] + [candidates[i].text for i in missing])
         meaning[missing] = vectors[1:] @ vectors[0]
@@ -467,14 +492,14 @@ def _neighbourhood(candidates: Sequence[_Candidate], words: np.ndarray) -> np.nd
     return scores
 
 
-def _answer_type(question: str, asked: Analysis, candidates: Sequence[_Candidate]) -> np.ndarray:
+def _answer_type(question: Question, asked: Analysis, candidates: Sequence[_Candidate]) -> np.ndarray:
     """1 when a sentence holds the kind of thing asked for and the question does not already."""
     scores = np.zeros(len(candidates))
-    if _NUMERIC_Q_RE.search(question):
+    if question.wants_number:
         for i, c in enumerate(candidates):
             if _NUMBER_RE.search(c.text) or _YEAR_OR_MONTH_RE.search(c.text):
                 scores[i] = 1.0
-    elif _NAME_Q_RE.search(question):
+    elif question.wants_name:
         known = asked.word_set | STOPWORDS
         for i, c in enumerate(candidates):
             if any(word not in known for word, offset in capitalised_words(c.text) if offset > 0):

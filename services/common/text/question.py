@@ -1,5 +1,9 @@
-"""What kind of question was asked: reported with the answer, and useful to judge its confidence.
+"""Question understanding, in one place for the answerers, the coverage judge and the validator.
 
+`understand` reads a question once: its type, the form of answer it asks for, whether it wants a
+number or a name, and its focus terms. By surface cues only: cheap, deterministic, explainable.
+
+The type is reported with the answer, and useful to judge its confidence:
 - section_based: about a named part of the book (chapter, section, module, lesson...) or about the
   passage the reader selected;
 - factual: asks for one fact (who, when, where, how many, which, what year...);
@@ -15,6 +19,8 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from services.validation.text import Analysis
+
 
 class QueryType(StrEnum):
     CONCEPTUAL = "conceptual"
@@ -27,10 +33,12 @@ _SECTION_RE = re.compile(
     r"|(?:this|that|the (?:above|previous|next|following)) (?:page|passage|paragraph|excerpt|part|text))\b",
     re.IGNORECASE,
 )
+# "How many / much / long ...": asks for a quantity.
+_HOW_MUCH = r"how (?:many|much|long|old|far|often|big|large|tall|fast|heavy|high)"
 _FACTUAL_RE = re.compile(
     r"^(?:(?:and|so|but|then|also|ok|okay)[,\s]+)?(?:"
     r"who|whom|whose|when|where|which"
-    r"|how (?:many|much|long|old|far|often|big|large|tall|fast|heavy|high)"
+    rf"|{_HOW_MUCH}"
     r"|what (?:year|date|time|day|month|century|decade|age|number|percentage|percent|amount|size"
     r"|color|colour|type|kind|name|is the name|was the name|city|country|language)"
     r"|in (?:what|which) (?:year|city|country|century|decade|month|language)"
@@ -48,6 +56,26 @@ _CONCEPTUAL_CUE_RE = re.compile(
 )
 
 
+_NUMBER_Q_RE = re.compile(
+    rf"\b(?:{_HOW_MUCH}|what (?:percentage|percent|number|amount)|"
+    r"(?:what|which) (?:years?|dates?|decades?|century|centuries)|when)\b",
+    re.IGNORECASE,
+)
+_NAME_Q_RE = re.compile(
+    r"\b(?:who|whom|whose|where|which|what (?:city|country|company|team|name))\b", re.IGNORECASE
+)
+
+
+def wants_number(query: str) -> bool:
+    """A question answered by a number, a date or a period ("how many", "when", "what year")."""
+    return bool(_NUMBER_Q_RE.search(query))
+
+
+def wants_name(query: str) -> bool:
+    """A question answered by a name (who, where, which ...), when it is not one for a number."""
+    return not wants_number(query) and bool(_NAME_Q_RE.search(query))
+
+
 def classify_query(query: str, selected_text: str = "") -> QueryType:
     """Classifies by surface cues only: cheap, deterministic, and explainable."""
     text = " ".join(query.split())
@@ -62,7 +90,7 @@ def classify_query(query: str, selected_text: str = "") -> QueryType:
 
 class AnswerForm(StrEnum):
     """The shape of sentence that answers a question, by its wording: the extractive answerer
-    prefers sentences of that shape (models/extractive.py)."""
+    prefers sentences of that shape (services/agent/extractive.py)."""
 
     DEFINITION = "definition"  # "What is X?": "X is / refers to ..."
     HOW = "how"  # "How do I ...?": steps, "by ...ing", imperatives
@@ -120,3 +148,28 @@ def question_form(query: str) -> QuestionForm:
         if term and len(term.split()) <= _MAX_TERM_WORDS and not _NOT_DEFINITION_RE.search(term):
             return QuestionForm(AnswerForm.DEFINITION, term)
     return QuestionForm(AnswerForm.OTHER)
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question as every part of the answer path reads it."""
+
+    text: str
+    type: QueryType
+    form: QuestionForm
+    wants_number: bool
+    wants_name: bool
+    # Its content words, stemmed: what an answer must be about.
+    focus: frozenset[str]
+
+
+def understand(query: str, selected_text: str = "") -> Question:
+    """Everything the cues of this module say about a question, read once."""
+    return Question(
+        text=query,
+        type=classify_query(query, selected_text),
+        form=question_form(query),
+        wants_number=wants_number(query),
+        wants_name=wants_name(query),
+        focus=Analysis(query).term_set,
+    )
