@@ -173,8 +173,7 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
     ) -> agent_pb2.GetCoverageReportResponse:
         v = Violations()
         now = datetime.now(UTC)
-        since = request.since.ToDatetime(UTC) if request.HasField("since") else now - DEFAULT_REPORT_WINDOW
-        v.check(since <= now, "since", "must not be in the future")
+        since = _report_start(request, now, v)
         limit = request.limit or DEFAULT_REPORT_LIMIT
         v.in_range("limit", limit, 1, MAX_REPORT_LIMIT)
         collection = collection_name(request.collection, v) if request.collection else ""
@@ -473,3 +472,16 @@ def to_collection_coverage(report: CollectionCoverage, limit: int) -> agent_pb2.
         rated_down_answers=[to_reported_turn(r) for r in report.newest(report.rated_down_answers, limit)],
         replaced_or_flagged=[to_reported_turn(r) for r in report.newest(report.replaced_or_flagged, limit)],
     )
+
+
+def _report_start(request: agent_pb2.GetCoverageReportRequest, now: datetime, v: Violations) -> datetime:
+    """The report's `since`: a valid timestamp not in the future (default: the last window)."""
+    if not request.HasField("since"):
+        return now - DEFAULT_REPORT_WINDOW
+    try:
+        since = request.since.ToDatetime(UTC)
+    except (ValueError, OverflowError):  # nanos outside 0..999,999,999 or seconds past year 9999
+        v.add("since", "is not a valid timestamp (seconds from year 1 to 9999, nanos 0 to 999,999,999)")
+        return now
+    v.check(since <= now, "since", "must not be in the future")
+    return since
