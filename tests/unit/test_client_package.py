@@ -1,12 +1,12 @@
-"""The client artefacts for other teams: the glossator-client Python package (in step with the
-protos, built into a wheel of the contracts alone, importable with grpcio and protobuf only) and the
+"""The client artefacts for other teams: the glossator-client Python package (the one home of the
+generated stubs, which the server depends on too; in step with the protos and the root project,
+built into a wheel of the contracts alone, importable with grpcio and protobuf only) and the
 Go/TypeScript generation of buf.gen.yaml from local plugins."""
 
 from __future__ import annotations
 
 import email.parser
 import importlib.metadata
-import importlib.util
 import json
 import os
 import re
@@ -22,19 +22,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from scripts import protos
+
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "clients" / "python"
 TYPESCRIPT = ROOT / "clients" / "typescript"
 BASE_DEPENDENCIES = {"grpcio", "protobuf"}
 EXTRA_DEPENDENCIES = {"errors": {"googleapis-common-protos"}}
 PIP = (sys.executable, "-m", "pip")
-
-
-def _load_sync():
-    spec = importlib.util.spec_from_file_location("glossator_client_sync", CLIENT / "sync.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _name(requirement: str) -> str:
@@ -73,15 +68,18 @@ def linked_distributions(target: Path, names: Iterable[str]) -> Path:
 # ---- the Python package ---------------------------------------------------------------------
 
 
-def test_client_package_is_in_sync_with_the_protos_and_the_root_project():
-    described, _ = _load_sync().differences()
-    assert not described, "run clients/python/sync.py: " + "; ".join(described)
+def test_a_regeneration_would_change_nothing():
+    """Stubs, the client's version and floors, the server's pin: all as `make protos` writes them."""
+    described, _ = protos.differences()
+    assert not described, "run `make protos`: " + "; ".join(described)
 
 
 def test_client_version_and_dependency_floors_follow_the_root_project_and_the_stubs():
     client = tomllib.loads((CLIENT / "pyproject.toml").read_text())["project"]
     root = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert client["version"] == root["version"]
+    # The server takes its stubs from this package, at the same version.
+    assert f"glossator-client=={root['version']}" in root["dependencies"]
     assert {_name(r) for r in client["dependencies"]} == BASE_DEPENDENCIES
     stubs = (CLIENT / "src" / "glossator" / "v1" / "agent_pb2_grpc.py").read_text()
     generated_with = re.search(r"GRPC_GENERATED_VERSION = '([^']+)'", stubs).group(1)
@@ -89,7 +87,7 @@ def test_client_version_and_dependency_floors_follow_the_root_project_and_the_st
     # The protos import no google.rpc type: googleapis-common-protos is only the `errors` extra.
     imports = {
         line.split('"')[1]
-        for proto in (ROOT / "protos" / "glossator" / "v1").glob("*.proto")
+        for proto in protos.proto_files()
         for line in proto.read_text().splitlines()
         if line.startswith("import ")
     }
@@ -123,11 +121,8 @@ def test_wheel_holds_the_contracts_alone_and_requires_only_grpcio_and_protobuf(w
             archive.read(f"glossator_client-{version}.dist-info/METADATA").decode()
         )
     package = {n for n in names if not n.startswith(f"glossator_client-{version}.dist-info/")}
-    stubs = {
-        f"glossator/v1/{p.name}"
-        for p in (ROOT / "protos" / "glossator" / "v1").iterdir()
-        if p.name.endswith((".proto", "_pb2.py", "_pb2.pyi", "_pb2_grpc.py"))
-    }
+    stubs = {f"glossator/v1/{name}" for name in protos.committed_stubs()}
+    assert len(stubs) == 3 * len(protos.proto_files())
     assert package == {"glossator/__init__.py", "glossator/py.typed", "glossator/v1/__init__.py"} | stubs
     assert not any("services" in n or "torch" in n for n in names)
 
@@ -247,13 +242,13 @@ def test_buf_generate_makes_typescript_clients_that_type_check(tmp_path):
         timeout=120,
     )
     generated = project / "src" / "gen" / "glossator" / "v1"
-    protos = sorted(p.stem for p in (ROOT / "protos" / "glossator" / "v1").glob("*.proto"))
-    assert sorted(p.name for p in generated.iterdir()) == [f"{stem}_pb.ts" for stem in protos]
+    stems = [p.stem for p in protos.proto_files()]
+    assert sorted(p.name for p in generated.iterdir()) == [f"{stem}_pb.ts" for stem in stems]
     agent = (generated / "agent_pb.ts").read_text()
     assert "export const AgentService: GenService<" in agent and "askStream" in agent
     if have_go:
         go = tmp_path / "clients" / "go" / "glossator" / "v1"
-        assert {f"{stem}.pb.go" for stem in protos} <= {p.name for p in go.iterdir()}
+        assert {f"{stem}.pb.go" for stem in stems} <= {p.name for p in go.iterdir()}
         assert (go / "agent_grpc.pb.go").exists()
 
     tsc = TYPESCRIPT / "node_modules" / "typescript" / "bin" / "tsc"

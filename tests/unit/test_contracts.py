@@ -4,26 +4,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import glossator.v1
+from scripts.protos import STUB_DIR, committed_stubs, fresh_stubs, proto_files
 from services.cli import documented_settings
 from services.common.config_doc import config_reference
-from services.common.protos import PROTO_PACKAGE_DIR, generate, proto_files
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_committed_stubs_match_a_fresh_generation(tmp_path):
-    generate(tmp_path)
-    fresh_dir = tmp_path / "glossator" / "v1"
-    fresh = {p.name: p.read_bytes() for p in fresh_dir.iterdir() if p.suffix in (".py", ".pyi")}
-    committed = {
-        p.name: p.read_bytes()
-        for p in PROTO_PACKAGE_DIR.iterdir()
-        if p.name.endswith(("_pb2.py", "_pb2.pyi", "_grpc.py"))
-    }
+def test_committed_stubs_match_a_fresh_generation():
+    fresh, committed = fresh_stubs(), committed_stubs()
     assert len(fresh) == 3 * len(proto_files())
     assert fresh.keys() == committed.keys()
     stale = sorted(name for name in fresh if fresh[name] != committed[name])
     assert not stale, f"regenerate with `make protos`: {stale} differ"
+
+
+def test_the_stubs_have_one_home_which_is_the_one_imported():
+    """protos/ holds the .proto sources alone; glossator.v1 is the glossator-client package's folder."""
+    assert sorted(p.name for p in (ROOT / "protos").rglob("*") if p.is_file()) == [
+        p.name for p in proto_files()
+    ]
+    assert Path(glossator.v1.__file__).resolve().parent == STUB_DIR
 
 
 def test_readme_configuration_reference_matches_the_settings_classes():

@@ -202,9 +202,14 @@ def test_the_lock_is_installed_then_the_project_without_dependencies(dockerfile)
         len(lock_runs) == 1 and "--only-binary=:all:" in lock_runs[0] and "--require-hashes" in lock_runs[0]
     )
     assert any("requirements.lock" in copy for copy in build.all("COPY"))
+    # The project with the contracts' package (glossator-client, which it requires and no index has),
+    # both from the build context.
     project = [
-        run for run in runs if re.search(r"pip install --no-deps --no-build-isolation /src(\s|$)", run)
+        run
+        for run in runs
+        if re.search(r"pip install --no-deps --no-build-isolation /src/clients/python /src(\s|$)", run)
     ]
+    assert "clients/python/ /src/clients/python/" in build.all("COPY")
     assert len(project) == 1 and "pip check" in project[0]
     assert runs.index(lock_runs[0]) < runs.index(project[0])
     # pip itself pinned, like everything else the build runs

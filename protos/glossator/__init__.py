@@ -1,1 +1,0 @@
-"""Glossator protobuf contracts."""

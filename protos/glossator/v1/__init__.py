@@ -1,1 +1,0 @@
-"""Generated stubs of the glossator.v1 contracts (see services/common/protos.py)."""
