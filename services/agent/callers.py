@@ -5,7 +5,7 @@ A caller is
 - a named user (a JWT's subject, the user a gateway's service token names, or with auth off the
   request's user_id): `user:<id>`;
 - an admin acting for nobody (the CLI or the suite's tools with the service token):
-  `principal:<subject>`, not capped (the operator's own);
+  `principal:<subject>`;
 - anyone else, anonymous (a widget key's readers; every caller with auth off), by client address:
   the one the browser edge names in `x-glossator-client-address`, else the gRPC peer's, without
   its port, since one caller may open many connections: `address:[<widget>@]<ip>`.
@@ -14,6 +14,11 @@ The edge's header is believed only where forging it gains nothing: on widget-key
 overwrites it on every request with the address it rate-limits by, and where the edge runs only
 its pods reach the agent: k8s/components/edge) and with auth off (a caller then names any user_id
 it likes anyway). A bearer token's caller is its principal whatever the header says.
+
+Questions at once are capped for the callers the server can tell apart from its operator: verified
+users, widget readers, and with auth off the browsers the edge names. Not for the service token
+acting for nobody, nor, with auth off, for direct callers (the loopback default: its user's own
+benches and tools, which a claimed user_id would bypass anyway).
 """
 
 from __future__ import annotations
@@ -39,14 +44,16 @@ class Caller:
 
 def caller_of(context: grpc.aio.ServicerContext, user: str) -> Caller:
     """The caller of this call; `user` is the user it acts for ("" for anonymous)."""
-    if user:
-        return Caller(f"user:{user}", capped=True)
     identity = caller()
+    if user:
+        return Caller(f"user:{user}", capped=identity is not None)
     if identity is not None and not identity.via_widget_key:
         return Caller(f"principal:{identity.subject}", capped=False)
-    address = _edge_address(context) or peer_address(context.peer())
-    widget = f"{identity.subject}@" if identity is not None else ""
-    return Caller(f"address:{widget}{address}", capped=True)
+    named_by_edge = _edge_address(context)
+    address = named_by_edge or peer_address(context.peer())
+    if identity is None:
+        return Caller(f"address:{address}", capped=bool(named_by_edge))
+    return Caller(f"address:{identity.subject}@{address}", capped=True)
 
 
 def peer_address(peer: str) -> str:

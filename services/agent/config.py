@@ -97,7 +97,8 @@ class AgentSettings(ServiceSettings):
         ge=1,
         description="Questions (Ask, AskStream) one caller may have running at once, a stream until its "
         "last reply is taken; more are RESOURCE_EXHAUSTED with a retry hint. Per user, else per client "
-        "address (the edge's for widget readers); the service token acting for nobody is not counted.",
+        "address (the edge's for widget readers); the service token acting for nobody, and with auth off "
+        "callers the edge does not name (loopback tools), are not counted.",
     )
     questions_per_minute_per_session: int = Field(
         20,
