@@ -1,6 +1,6 @@
 """Attacks of a reader alone (issue 28), each with its figure, against `glossator up` in its own process.
 
-    .venv/bin/python -m bench.attacks [--data-dir .glossator/bench-attacks] [--quick]
+    .venv/bin/python -m bench.attacks [--data-dir .glossator/bench-attacks] [--quick] [--callers-only]
 
 - zero-window: 8 AskStreams on one HTTP/2 connection whose stream window is 0, then 6 legitimate
   AskStreams (30 s deadline) during the attack and 3 right after: how many were answered, and
@@ -9,7 +9,15 @@
   Ingest of a 50 KB page of "[" and of hostile documents (1,000 nested divs, a 150-column
   header-only table, 50,000 backticks, a hex title past the int-to-text limit): the suite's CPU
   seconds per request, and the statuses;
-- amplification: a 0.54 MB page with a 500 KB H1: chunks, and stored characters per character.
+- amplification: a 0.54 MB page with a 500 KB H1: chunks, and stored characters per character;
+- anonymous sessions: one visitor asks 110 questions without a session while another visitor has
+  one open: that one's next question (it was FAILED_PRECONDITION "terminated"). Visitors are told
+  apart by the address the browser edge names (x-glossator-client-address, believed with auth off);
+- stored history: one reader asks until its storage quota (0.5 MB for the bench) refuses it: how
+  many questions were kept, the refusal, and another reader's question right after;
+- many connections: one visitor opens 3 connections of 32 AskStreams (top_k 20, passages long
+  enough that the replies are never buffered whole) and reads none; meanwhile 6 questions of
+  another visitor, one after the other: how many were answered, and how many of the attacker's were refused at once.
 During every attack a probe checks the agent's health every 0.1 s (1 s deadline): its slowest
 answer is printed. Targets: 0 INTERNAL/UNKNOWN, health within 1 s, every legitimate question
 answered, no request over 2 s of CPU.
@@ -20,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -38,9 +47,12 @@ from glossator.v1 import (
     validation_pb2_grpc,
 )
 from services.commands.ingest import async_iter
+from services.common.auth import CLIENT_ADDRESS_HEADER
 from services.common.clients import make_channel
 
 COLLECTION = "bench-attacks"
+LONG_COLLECTION = "bench-attacks-long"
+STORAGE_QUOTA_MB = 0.5
 PAGE = (
     "# Lidar\n\n## How lidar measures distance\n\nA lidar measures distance by timing laser pulses that "
     "bounce back from surfaces. Robots use lidar to build maps of a room."
@@ -54,8 +66,8 @@ def cpu_seconds(pid: int) -> float:
     return sum(int(value) for value in fields[11:15]) / 100
 
 
-async def ingest(stub, documents: list[retrieval_pb2.Document]) -> Counter:
-    options = retrieval_pb2.IngestOptions(collection=COLLECTION)
+async def ingest(stub, documents: list[retrieval_pb2.Document], collection: str = COLLECTION) -> Counter:
+    options = retrieval_pb2.IngestOptions(collection=collection)
     requests = [retrieval_pb2.IngestRequest(options=options)]
     requests += [retrieval_pb2.IngestRequest(document=document) for document in documents]
     statuses: Counter = Counter()
@@ -68,16 +80,76 @@ async def ingest(stub, documents: list[retrieval_pb2.Document]) -> Counter:
     return statuses
 
 
-async def ask(agent) -> str:
+async def ask(agent, metadata=(), **fields) -> str:
+    request = agent_pb2.AskRequest(query=QUESTION, **{"collection": COLLECTION} | fields)
     try:
-        async for event in agent.AskStream(
-            agent_pb2.AskRequest(query=QUESTION, collection=COLLECTION), timeout=30
-        ):
+        async for event in agent.AskStream(request, metadata=metadata, timeout=30):
             if event.HasField("completed"):
                 return "OK"
     except grpc.aio.AioRpcError as error:
         return error.code().name
     return "NO_ANSWER"
+
+
+def visitor() -> tuple[tuple[str, str], ...]:
+    """A browser as the edge names it to the agent: an address of its own (new each run)."""
+    return ((CLIENT_ADDRESS_HEADER, f"2001:db8::{uuid.uuid4().hex[:4]}"),)
+
+
+async def anonymous_flood(agent) -> str:
+    alice, mallory = visitor(), visitor()
+    reply = await agent.Ask(
+        agent_pb2.AskRequest(query=QUESTION, collection=COLLECTION), metadata=alice, timeout=30
+    )
+    session = {"session_id": reply.response.session_id, "session_token": reply.response.session_token}
+    flood = Counter([await ask(agent, mallory) for _ in range(110)])
+    return f"anonymous x110: the flood {dict(flood)}; the other visitor's next question {await ask(agent, alice, **session)}"
+
+
+async def storage_flood(agent) -> str:
+    mallory, alice = f"mallory-{uuid.uuid4().hex[:8]}", f"alice-{uuid.uuid4().hex[:8]}"
+    statuses: Counter = Counter()
+    kept = 0
+    while (status := await ask(agent, user_id=mallory)) == "OK" and kept < 10_000:
+        kept += 1
+    statuses[status] += 1
+    return (
+        f"stored history ({STORAGE_QUOTA_MB} MB a user): {kept} questions kept, then {dict(statuses)}; "
+        f"another reader right after {await ask(agent, user_id=alice)}"
+    )
+
+
+def long_pages() -> list[retrieval_pb2.Document]:
+    """Passages long enough that an answer with top_k 20 is about 100 KB: never buffered whole."""
+    sentence = "Lidar unit {n} measures distance by timing laser pulse {k} that bounces back from a surface."
+    return [
+        retrieval_pb2.Document(
+            source_path=f"lidar-{n}.md",
+            content=f"# Lidar {n}\n\n## How lidar {n} measures distance\n\n"
+            + " ".join(sentence.format(n=n, k=k) for k in range(50)),
+        )
+        for n in range(24)
+    ]
+
+
+async def many_connections(agent, port: int) -> str:
+    attackers = [ZeroWindowClient(port) for _ in range(3)]
+    mallory, alice = visitor(), visitor()
+    try:
+        for attacker in attackers:
+            for _ in range(32):
+                request = agent_pb2.AskRequest(query=QUESTION, collection=LONG_COLLECTION, top_k=20)
+                attacker.call("/glossator.v1.AgentService/AskStream", request, mallory)
+        await asyncio.sleep(2.0)
+        during = [await ask(agent, alice, collection=LONG_COLLECTION) for _ in range(6)]
+        refused = sum(attacker.ended_streams for attacker in attackers)
+    finally:
+        for attacker in attackers:
+            attacker.close()
+    return (
+        f"many connections 3 x 32 unread: another visitor's asks during {Counter(during)}; "
+        f"the attacker's refused at once {refused}/96"
+    )
 
 
 async def status_of(call) -> str:
@@ -101,8 +173,12 @@ async def main() -> None:
     parser.add_argument(
         "--quick", action="store_true", help="leave out the 0.54 MB page (minutes of embedding)"
     )
+    parser.add_argument(
+        "--callers-only", action="store_true", help="only the attacks of one caller on the others' share"
+    )
     args = parser.parse_args()
-    suite = await start_services(args.data_dir, ["retrieval", "validation", "agent"])
+    quota = {"GLOSSATOR_AGENT_SESSION_STORAGE_QUOTA_MB": str(STORAGE_QUOTA_MB)}
+    suite = await start_services(args.data_dir, ["retrieval", "validation", "agent"], quota)
     ports = suite.ports
     try:
         async with (
@@ -132,6 +208,20 @@ async def main() -> None:
                 f"right after {Counter(after)}; health slowest {max(probe.latencies) * 1000:.0f} ms, "
                 f"failures {Counter(probe.failures)}"
             )
+
+            await ingest(retrieval, long_pages(), LONG_COLLECTION)
+            for attack in (
+                anonymous_flood(agent),
+                storage_flood(agent),
+                many_connections(agent, ports["agent"]),
+            ):
+                with HealthProbe(health_target, 1.0) as probe:
+                    figure = await attack
+                print(
+                    f"{figure}; health slowest {max(probe.latencies) * 1000:.0f} ms, failures {Counter(probe.failures)}"
+                )
+            if args.callers_only:
+                return
 
             for char in "[`*_~< ":
                 request = validation_pb2.ValidateRequest(

@@ -80,8 +80,25 @@ class AgentSettings(ServiceSettings):
     session_max_open_per_user: int = Field(
         100,
         ge=1,
-        description="Open sessions a user may have at once; starting one more ends the user's least "
-        "recently active one (ended and expired sessions do not count).",
+        description="Open sessions a user may have at once, an anonymous caller (a client address, a "
+        "principal) likewise; starting one more ends that caller's own least recently active one (ended "
+        "and expired sessions do not count).",
+    )
+    # A reader's turn took 33.7 KB (five passages, tool output, the answer): 64 MB keep about 2,000.
+    session_storage_quota_mb: float = Field(
+        64,
+        gt=0,
+        description="Session history (turns, as stored) kept per user, an anonymous caller likewise, until "
+        "ended sessions are deleted after retention; past it that caller's questions are RESOURCE_EXHAUSTED "
+        "(reason SESSION_STORAGE_FULL) and nobody else's.",
+    )
+    max_concurrent_asks_per_caller: int = Field(
+        4,
+        ge=1,
+        description="Questions (Ask, AskStream) one caller may have running at once, a stream until its "
+        "last reply is taken; more are RESOURCE_EXHAUSTED with a retry hint. Per user, else per client "
+        "address (the edge's for widget readers); the service token acting for nobody, and with auth off "
+        "callers the edge does not name (loopback tools), are not counted.",
     )
     questions_per_minute_per_session: int = Field(
         20,

@@ -39,6 +39,8 @@ class Question:
 
     query: str
     user_id: str
+    # Whom a new session counts against (sessions.lifecycle.quota_key); "": the user.
+    quota_key: str = ""
     session_id: str = ""
     collection: str = "default"
     selected_text: str = ""
@@ -108,6 +110,11 @@ class Conversation:
         self._settings = settings
         self._cache: ResponseCache[Outcome] = ResponseCache(settings.response_cache_ttl_seconds)
         self._admission = Admission(settings.max_concurrent_answers)
+
+    @property
+    def expected_answer_seconds(self) -> float:
+        """How long an answer takes lately (0 before any): when a refused caller may try again."""
+        return self._admission.expected_seconds
 
     async def ask(self, question: Question, deadline: float) -> AsyncIterator[ConversationEvent]:
         """Answers one question when admitted (admission.py); `deadline` is a time.monotonic() instant.
@@ -213,11 +220,12 @@ class Conversation:
 
     async def _session(self, question: Question) -> tuple[str, list[Turn]]:
         if not question.session_id:
-            created = await self._sessions.create(question.user_id, question.collection)
+            created = await self._sessions.create(question.user_id, question.collection, question.quota_key)
             return created.session_id, []
         session = await self._sessions.get(question.session_id, question.user_id, with_turns=False)
         if session.state.ended:
             raise FailedPrecondition(f"session {session.session_id} is {session.state}; start a new one")
+        await self._sessions.check_room(session.quota_key)
         await self._sessions.take_question(session.session_id)  # the caller owns it: get() checked
         history = await self._sessions.history(
             session.session_id, question.user_id, self._settings.history_turns

@@ -35,6 +35,7 @@ async def open_sessions(settings: AgentSettings) -> SessionStore:
         expire_after=timedelta(hours=settings.session_expire_hours),
         max_turns=settings.session_max_turns,
         max_open_per_user=settings.session_max_open_per_user,
+        max_stored_bytes_per_user=int(settings.session_storage_quota_mb * 1024 * 1024),
         questions_per_minute=settings.questions_per_minute_per_session,
     )
     if settings.session_backend == "redis":

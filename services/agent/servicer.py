@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import grpc
 
 from glossator.v1 import agent_pb2, agent_pb2_grpc, validation_pb2
+from services.agent.callers import Caller, RunningAsks, caller_of
 from services.agent.config import AgentSettings
 from services.agent.conversation import (
     Completed,
@@ -33,6 +34,7 @@ from services.agent.sessions import (
     Source,
     Turn,
 )
+from services.agent.sessions.lifecycle import quota_key
 from services.common.auth import caller
 from services.common.errors import FieldViolation, InvalidArgument, NotFound, PermissionDenied, Violations
 from services.common.metrics import count_feedback
@@ -74,36 +76,40 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         self._conversation = conversation
         self._sessions = sessions
         self._settings = settings
+        self._running = RunningAsks(settings.max_concurrent_asks_per_caller)
 
     async def AskStream(
         self, request: agent_pb2.AskRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[agent_pb2.AskStreamResponse]:
-        question = self._question(request)
+        question, who = self._question(request, context)
         await self._check_access(question.session_id, question.user_id, request.session_token)
         deadline = self._deadline(context)
         sequence = 0
-        async for event in self._conversation.ask(question, deadline):
-            message = to_stream_event(event)
-            if isinstance(event, Started):
-                message.started.session_token = await self._session_token(event.session_id, question)
-            elif isinstance(event, Completed):
-                message.completed.response.session_token = await self._session_token(
-                    event.outcome.session_id, question
-                )
-            message.sequence = sequence
-            sequence += 1
-            yield message
+        # Held while the replies are written too: the interceptor writes each one while this waits.
+        with self._running.slot(who, self._conversation.expected_answer_seconds):
+            async for event in self._conversation.ask(question, deadline):
+                message = to_stream_event(event)
+                if isinstance(event, Started):
+                    message.started.session_token = await self._session_token(event.session_id, question)
+                elif isinstance(event, Completed):
+                    message.completed.response.session_token = await self._session_token(
+                        event.outcome.session_id, question
+                    )
+                message.sequence = sequence
+                sequence += 1
+                yield message
 
     async def Ask(
         self, request: agent_pb2.AskRequest, context: grpc.aio.ServicerContext
     ) -> agent_pb2.AskResponse:
-        question = self._question(request)
+        question, who = self._question(request, context)
         await self._check_access(question.session_id, question.user_id, request.session_token)
-        async for event in self._conversation.ask(question, self._deadline(context)):
-            if isinstance(event, Completed):
-                response = to_response(event.outcome)
-                response.session_token = await self._session_token(event.outcome.session_id, question)
-                return agent_pb2.AskResponse(response=response)
+        with self._running.slot(who, self._conversation.expected_answer_seconds):
+            async for event in self._conversation.ask(question, self._deadline(context)):
+                if isinstance(event, Completed):
+                    response = to_response(event.outcome)
+                    response.session_token = await self._session_token(event.outcome.session_id, question)
+                    return agent_pb2.AskResponse(response=response)
         raise RuntimeError("the conversation ended without a response")
 
     async def GetSession(
@@ -218,7 +224,10 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
             return ""
         return (await self._sessions.session_tokens()).issue(session_id)
 
-    def _question(self, request: agent_pb2.AskRequest) -> Question:
+    def _question(
+        self, request: agent_pb2.AskRequest, context: grpc.aio.ServicerContext
+    ) -> tuple[Question, Caller]:
+        """The validated question, and who asks it (for its quotas and its place among the running)."""
         s = self._settings
         v = Violations()
         query = v.text("query", request.query, max_chars=1000)
@@ -243,9 +252,11 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                 f"key and value together at most {MAX_USER_CONTEXT_CHARS} characters",
             )
         v.raise_if_any()
-        return Question(
+        who = caller_of(context, "" if user_id == ANONYMOUS else user_id)
+        question = Question(
             query=query,
             user_id=user_id,
+            quota_key=quota_key(user_id, "" if user_id != ANONYMOUS else who.key),
             session_id=request.session_id.lower(),
             collection=requested_collection,
             selected_text=request.selected_text.strip(),
@@ -254,6 +265,7 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
             include_sources=request.include_sources if request.HasField("include_sources") else True,
             user_context=dict(request.user_context),
         )
+        return question, who
 
     def _deadline(self, context: grpc.aio.ServicerContext) -> float:
         """The run's deadline: the caller's, capped by the configured limit of a whole run."""

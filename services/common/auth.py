@@ -41,6 +41,9 @@ AUTHORIZATION_KEY = "authorization"
 ORIGIN_KEY = "origin"  # the browser's, passed on by the edge
 # The metadata a page sends its widget key in (the edge allows it in CORS and rate-limits by it).
 WIDGET_KEY_HEADER = "x-glossator-widget-key"
+# The browser's address as the edge saw it (Envoy overwrites whatever the client sent): what a
+# widget caller's quotas are counted by, since every browser reaches the agent from the edge's address.
+CLIENT_ADDRESS_HEADER = "x-glossator-client-address"
 MAX_USER_CHARS = 128
 _MIN_TOKEN_CHARS = 16
 _MAX_BEARER_CHARS = 8192
@@ -134,6 +137,8 @@ class Identity:
     user: str
     # The caller's own bearer token, which the agent forwards when it has no service token.
     bearer: str
+    # A widget key's reader: a browser's, through the edge (which names its address).
+    via_widget_key: bool = False
 
     @property
     def is_admin(self) -> bool:
@@ -190,7 +195,7 @@ class Authenticator:
                 if origin not in origins:
                     where = f"origin {origin[:200]!r}" if origin else "a request without an Origin header"
                     raise PermissionDenied(f"this widget key may not be used from {where}", retryable=False)
-                return Identity(f"widget:{known[:6]}", frozenset({Role.READER}), "", "")
+                return Identity(f"widget:{known[:6]}", frozenset({Role.READER}), "", "", via_widget_key=True)
         raise Unauthenticated("the widget key is not valid", retryable=False)
 
     def _acted_for(self, headers: dict[str, str], default: str) -> str:

@@ -35,6 +35,10 @@ class Reason:
     DEPENDENCY_UNAVAILABLE = "DEPENDENCY_UNAVAILABLE"
     # The collection a call names was never ingested (NOT_FOUND). metadata `collection`.
     COLLECTION_NOT_FOUND = "COLLECTION_NOT_FOUND"
+    # The session history kept for the caller (a user, or an anonymous caller) is at its quota:
+    # no new question is stored until ended sessions pass retention. RESOURCE_EXHAUSTED,
+    # retryable=False; metadata quota_bytes, stored_bytes.
+    SESSION_STORAGE_FULL = "SESSION_STORAGE_FULL"
 
 
 class GlossatorError(Exception):

@@ -14,7 +14,9 @@ The HTTP filters, in order (requests go down the list, responses come back up):
 4. buffer: a request body over `max_request_bytes` is refused (all these calls send one message);
 5. local_ratelimit: token buckets per client address and per widget key, refused
    RESOURCE_EXHAUSTED with google.rpc.RetryInfo, `retry-after` and "try again in N s";
-6. router, to the agent over HTTP/2.
+6. router, to the agent over HTTP/2, with `x-glossator-client-address` set to the client address
+   (the one rate-limited above; a value the client sent is overwritten): every browser reaches the
+   agent from Envoy's address, and the agent counts a widget reader's quotas by this one.
 
 Filters 3 to 5 come after the bridges, so their refusals (written as gRPC statuses by the local
 reply mappers) are turned by the bridges into each protocol's own error.
@@ -31,7 +33,7 @@ from google.protobuf import duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
 from glossator.v1 import agent_pb2
-from services.common.auth import WIDGET_KEY_HEADER
+from services.common.auth import CLIENT_ADDRESS_HEADER, WIDGET_KEY_HEADER
 from services.edge.config import EdgeSettings
 
 AGENT_SERVICE = agent_pb2.DESCRIPTOR.services_by_name["AgentService"].full_name
@@ -276,6 +278,16 @@ def _listener(settings: EdgeSettings) -> dict[str, Any]:
                     "domains": ["*"],
                     "routes": _routes(settings),
                     "typed_per_filter_config": {"envoy.filters.http.cors": _cors(settings)},
+                    # The trusted client address (use_remote_address, xff_num_trusted_hops).
+                    "request_headers_to_add": [
+                        {
+                            "append_action": "OVERWRITE_IF_EXISTS_OR_ADD",
+                            "header": {
+                                "key": CLIENT_ADDRESS_HEADER,
+                                "value": "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%",
+                            },
+                        }
+                    ],
                 }
             ],
         },

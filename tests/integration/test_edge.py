@@ -24,6 +24,7 @@ from prometheus_client import REGISTRY
 from glossator.v1 import agent_pb2
 from services.agent.config import AgentSettings
 from services.agent.server import build_server as build_agent
+from services.common.auth import AuthSettings
 from services.common.tls import TlsSettings
 from services.edge.config import EdgeSettings
 from services.edge.proxy import EnvoyProcess, validate
@@ -507,3 +508,60 @@ async def test_the_metrics_port_serves_prometheus_stats_and_nothing_else_of_the_
 def test_metrics_need_a_fixed_admin_port():
     with pytest.raises(ValueError, match="needs a fixed GLOSSATOR_EDGE_ADMIN_PORT"):
         EdgeSettings(metrics_port=9090, admin_port=0)
+
+
+async def test_each_browser_keeps_its_own_sessions_whatever_address_it_claims(tmp_path):
+    """Every browser reaches the agent from the edge's address: counted by it, all anonymous
+    visitors shared one quota of sessions. The edge names each browser's address (overwriting one
+    a script sends), and one browser's questions end only its own least recent sessions."""
+    token, key = "service-token-" + uuid.uuid4().hex, "widget-key-" + uuid.uuid4().hex
+    settings = AgentSettings(
+        port=0,
+        data_dir=tmp_path / "agent",
+        retrieval_target="127.0.0.1:9",  # a session opens before retrieval is called
+        validation_target="127.0.0.1:9",
+        auth=AuthSettings(token=token, widget_keys={key: [PAGE]}),
+        session_max_open_per_user=2,
+    )
+    agent, port = await build_agent(settings)
+    await agent.start()
+    edge_config = EdgeSettings(
+        port=0, admin_port=0, agent_target=f"127.0.0.1:{port}", allowed_origins=[PAGE], config_dir=tmp_path
+    )
+    headers = CONNECT_STREAM | {"origin": PAGE, "x-glossator-widget-key": key}
+    try:
+        async with running_edge(edge_config) as edge:
+            url = str(edge.base_url).rstrip("/") + "/"
+
+            async def started(client: httpx.AsyncClient, claimed: str = "") -> agent_pb2.Started:
+                forged = {"x-glossator-client-address": claimed} if claimed else {}
+                reply = await client.post(
+                    url + ASK_STREAM.lstrip("/"), content=envelope(ask()), headers=headers | forged
+                )
+                first = agent_pb2.AskStreamResponse.FromString(frames(reply.content)[0][1])
+                return first.started
+
+            async def state(client: httpx.AsyncClient, opened: agent_pb2.Started) -> int:
+                request = agent_pb2.GetSessionRequest(
+                    session_id=opened.session_id, session_token=opened.session_token
+                )
+                reply = await client.post(
+                    url + "glossator.v1.AgentService/GetSession",
+                    content=request.SerializeToString(),
+                    headers=CONNECT_UNARY | {"origin": PAGE, "x-glossator-widget-key": key},
+                )
+                return agent_pb2.GetSessionResponse.FromString(reply.content).session.state
+
+            def browser(address: str) -> httpx.AsyncClient:
+                return httpx.AsyncClient(
+                    transport=httpx.AsyncHTTPTransport(local_address=address), timeout=30
+                )
+
+            async with browser("127.0.0.1") as alice, browser("127.0.0.2") as mallory:
+                kept = await started(alice)
+                mallorys = [await started(mallory, claimed=f"198.51.100.{n}") for n in range(3)]
+                assert await state(alice, kept) == agent_pb2.SESSION_STATE_CREATED
+                assert await state(mallory, mallorys[0]) == agent_pb2.SESSION_STATE_TERMINATED
+                assert await state(mallory, mallorys[2]) == agent_pb2.SESSION_STATE_CREATED
+    finally:
+        await agent.stop(grace=0)

@@ -25,6 +25,7 @@ from services.agent.config import AgentSettings
 from services.agent.server import build_server
 from services.agent.sessions.redis import DEFAULT_KEY_PREFIX
 from services.commands.connect import error_info
+from services.common.auth import CLIENT_ADDRESS_HEADER, AuthSettings
 from services.common.clients import make_channel
 from services.common.errors import Reason
 from tests.grpc_helpers import field_violations
@@ -72,7 +73,11 @@ def _forget_users(user_ids: list[str]) -> None:
         for user_id in user_ids:
             user_key = f"{DEFAULT_KEY_PREFIX}user:{user_id}"
             ids = [i.decode() for i in client.zrange(user_key, 0, -1)]
-            client.delete(user_key, f"{DEFAULT_KEY_PREFIX}open-by-user:{user_id}")
+            client.delete(
+                user_key,
+                f"{DEFAULT_KEY_PREFIX}open-by-quota:user:{user_id}",
+                f"{DEFAULT_KEY_PREFIX}stored:user:{user_id}",
+            )
             for session_id in ids:
                 client.delete(f"{DEFAULT_KEY_PREFIX}session:{session_id}")
                 client.zrem(f"{DEFAULT_KEY_PREFIX}open", session_id)
@@ -100,9 +105,13 @@ async def open_session(stub: agent_pb2_grpc.AgentServiceStub, user_id: str) -> s
     return (await start_session(stub, user_id)).session_id
 
 
-async def start_session(stub: agent_pb2_grpc.AgentServiceStub, user_id: str) -> agent_pb2.Started:
-    """The Started event of a question that opens a session (the rest of the answer is not read)."""
-    call = stub.AskStream(agent_pb2.AskRequest(query="What is a collection?", user_id=user_id), timeout=30)
+async def start_session(
+    stub: agent_pb2_grpc.AgentServiceStub, user_id: str, *, metadata=(), **fields
+) -> agent_pb2.Started:
+    """The Started event of a question (that opens a session unless `fields` name one); the rest
+    of the answer is not read."""
+    request = agent_pb2.AskRequest(query="What is a collection?", user_id=user_id, **fields)
+    call = stub.AskStream(request, metadata=metadata, timeout=30)
     try:
         async for event in call:
             return event.started
@@ -235,3 +244,51 @@ async def test_redis_failure_names_no_address_and_no_persistence_is_reported(tmp
     assert events.index("session_store_not_durable") < events.index("server_started")
     warning = logs[events.index("session_store_not_durable")]
     assert warning["log_level"] == "warning" and "appendonly yes" in warning["advice"]
+
+
+# Anonymous visitors of a docs site: widget-key callers, each known by the client address the
+# browser edge names (x-glossator-client-address, set by Envoy from the connection).
+WIDGET_KEY = "widget-key-" + uuid.uuid4().hex
+SERVICE_TOKEN = "service-token-" + uuid.uuid4().hex
+PAGE = "https://docs.example.org"
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
+async def widget_agent(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """An agent with widget keys on the backend under test, at most MAX_OPEN open sessions a caller."""
+    backend = {"session_backend": request.param}
+    if request.param == "redis":
+        backend["redis_url"] = require_redis()
+    auth = AuthSettings(token=SERVICE_TOKEN, widget_keys={WIDGET_KEY: [PAGE]})
+    data_dir = tmp_path_factory.mktemp(f"widget-{request.param}")
+    async with serving(data_dir, auth=auth, session_max_open_per_user=MAX_OPEN, **backend) as stub:
+        yield stub
+
+
+def visitor() -> tuple[tuple[str, str], ...]:
+    """The metadata of one browser's calls through the edge, from an address of its own (unique
+    per run: the test Redis outlives it)."""
+    address = f"2001:db8::{uuid.uuid4().hex[:4]}:{uuid.uuid4().hex[:4]}"
+    return (("x-glossator-widget-key", WIDGET_KEY), ("origin", PAGE), (CLIENT_ADDRESS_HEADER, address))
+
+
+async def test_one_visitors_session_less_questions_never_end_another_visitors_session(widget_agent) -> None:
+    """All anonymous sessions counted as one user: one visitor's 110 session-less questions ended
+    everyone else's sessions (their next question: FAILED_PRECONDITION "terminated")."""
+    alice, mallory = visitor(), visitor()
+    kept = await start_session(widget_agent, "", metadata=alice)
+    mallorys = [await start_session(widget_agent, "", metadata=mallory) for _ in range(MAX_OPEN + 3)]
+
+    again = await start_session(
+        widget_agent, "", metadata=alice, session_id=kept.session_id, session_token=kept.session_token
+    )
+    assert again.session_id == kept.session_id, "alice's session goes on"
+    # Mallory's own quota rolled over: its least recent sessions ended, its newest are open.
+    states = []
+    for started in mallorys:
+        request = agent_pb2.GetSessionRequest(
+            session_id=started.session_id, session_token=started.session_token
+        )
+        states.append((await widget_agent.GetSession(request, metadata=mallory, timeout=10)).session.state)
+    assert states[:3] == [agent_pb2.SESSION_STATE_TERMINATED] * 3
+    assert agent_pb2.SESSION_STATE_TERMINATED not in states[3:]

@@ -1,9 +1,14 @@
 """The session store interface, and the flow every backend shares.
 
 Backends implement a few storage primitives (`_insert`, `_fetch`, `_update`, `_update_turn`,
-`_iter_user`, `_iter_turns`, `_idle_open`, `_purge`, `_load_page_token_key`, `close`); ownership, lifecycle, the cap on open
-sessions, history, paging and the sweep are written here once, so both backends behave the same by
+`_iter_user`, `_iter_turns`, `_least_recent_open`, `_stored_bytes`, `_idle_open`, `_purge`,
+`_load_page_token_key`, `close`); ownership, lifecycle, the caps on open sessions and stored bytes,
+history, paging and the sweep are written here once, so both backends behave the same by
 construction and one test suite checks both.
+
+Both caps count per quota key (`lifecycle.quota_key`): a named user, or one anonymous caller. When
+every anonymous session counted as one user, one visitor's session-less questions ended everybody
+else's sessions.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from services.agent.sessions.access import SessionTokens
-from services.agent.sessions.lifecycle import Clock, Lifecycle, SessionConfig, SessionRecord
+from services.agent.sessions.lifecycle import Clock, Lifecycle, SessionConfig, SessionRecord, quota_key
 from services.agent.sessions.model import Feedback, Session, Turn
 from services.agent.sessions.paging import Cursor, PageTokens
 from services.common.errors import NotFound, Reason, ResourceExhausted, Unavailable, Violations
@@ -77,8 +82,8 @@ class SessionStore(ABC):
 
     @abstractmethod
     async def _insert(self, record: SessionRecord, active_since: datetime) -> bool:
-        """Stores a new session unless its user already has `max_open_per_user` sessions open and
-        active since `active_since` (older ones have expired); False then.
+        """Stores a new session unless its quota key already has `max_open_per_user` sessions open
+        and active since `active_since` (older ones have expired); False then.
 
         The count and the insert are one transaction, so concurrent creations cannot overshoot.
         """
@@ -94,14 +99,18 @@ class SessionStore(ABC):
         """Applies `change` to the stored record atomically and returns (before, after).
 
         The result is stored, with `turn` appended and the oldest turns beyond max_turns dropped, in
-        one transaction, unless `change` returned the record unchanged. An exception raised by
-        `change` writes nothing. A missing session raises `not_found`.
+        one transaction, unless `change` returned the record unchanged. The record's stored_bytes
+        follow (the turn's JSON added, the dropped turns' taken off); when its quota key would then
+        keep more than `max_stored_bytes_per_user`, `storage_full` is raised instead. An exception
+        raised by `change` writes nothing. A missing session raises `not_found`.
         """
 
     @abstractmethod
     async def _update_turn(self, session_id: str, query_id: str, change: TurnChange) -> Turn | None:
-        """Replaces the kept turn `query_id` of the session by `change(turn)` atomically; returns the
-        turn as it was before, or None (nothing written) when the session does not keep that turn."""
+        """Replaces the kept turn `query_id` of the session by `change(turn)` atomically, its
+        session's stored_bytes following the size change (never refused for room: a rating is at
+        most a short comment); returns the turn as it was before, or None (nothing written) when
+        the session does not keep that turn."""
 
     @abstractmethod
     def _iter_user(self, user_id: str, after: Cursor | None) -> AsyncIterator[SessionRecord]:
@@ -111,6 +120,15 @@ class SessionStore(ABC):
     def _iter_turns(self, active_since: datetime) -> AsyncIterator[tuple[SessionRecord, Turn]]:
         """Every kept turn of every session active at or after `active_since` (any owner, any
         state), with its session's record; in no particular order."""
+
+    @abstractmethod
+    async def _least_recent_open(self, key: str, active_since: datetime, count: int) -> list[str]:
+        """Ids of the quota key's `count` least recently active sessions not ended and active since
+        `active_since`, least recent first."""
+
+    @abstractmethod
+    async def _stored_bytes(self, key: str) -> int:
+        """The bytes of turns kept by the quota key's sessions not yet forgotten (`stored_bytes`)."""
 
     @abstractmethod
     async def _idle_open(self, before: datetime) -> list[str]:
@@ -135,7 +153,16 @@ class SessionStore(ABC):
 
     # The shared flow.
 
-    async def create(self, user_id: str, collection: str) -> Session:
+    async def create(self, user_id: str, collection: str, key: str = "") -> Session:
+        """Starts a session of `user_id` counted against the quota key `key` (default: the user's).
+
+        At the quota of open sessions the key's own least recently active ones are ended to make
+        room, rather than the question refused: every question asked without a session starts one
+        (a reader's one-off questions, a page reloaded), open sessions only free themselves when
+        they expire a day later, and a refusal would lock the caller (or everyone behind its
+        address) out until then. Ending is confined to the key's sessions, which stay readable.
+        Past the storage quota it is refused (`check_room`).
+        """
         now = self._clock()
         record = SessionRecord(
             session_id=str(uuid.uuid4()),
@@ -143,31 +170,49 @@ class SessionStore(ABC):
             collection=collection,
             created_at=now,
             last_active_at=now,
+            quota_key=key or quota_key(user_id),
         )
-        # Every question asked without a session starts one, so a full quota cannot refuse: the
-        # user's least recently active open sessions are ended to make room (they stay readable).
+        await self.check_room(record.quota_key)
         for _ in range(_ROLL_OVER_ATTEMPTS):
             if await self._insert(record, active_since=now - self.config.expire_after):
                 return self._session(record, now)
-            await self._end_least_recent(user_id, now)
+            await self._end_least_recent(record.quota_key, now)
         raise ResourceExhausted(
-            f"too many sessions are being started at once for this user (at most "
+            f"too many sessions are being started at once for this caller (at most "
             f"{self.config.max_open_per_user} open); retry in a moment"
         )
 
-    async def _end_least_recent(self, user_id: str, now: datetime) -> None:
-        """Ends the user's least recently active open sessions: a tenth of the quota at once, so
-        that questions starting sessions together find room instead of each ending the same one."""
-        open_records = []
-        async with aclosing(self._iter_user(user_id, None)) as records:
-            async for record in records:
-                if not self.lifecycle.state(record, now).ended:
-                    open_records.append(record)
-        open_records.sort(key=lambda record: record.last_active_at)
-        for record in open_records[: max(1, self.config.max_open_per_user // 10)]:
+    async def check_room(self, key: str) -> None:
+        """RESOURCE_EXHAUSTED (`storage_full`) when the quota key keeps its quota of bytes already:
+        checked before a question runs, so that it is refused before an answer is computed (the
+        write of its turn checks again, atomically)."""
+        stored = await self._stored_bytes(key)
+        if stored >= self.config.max_stored_bytes_per_user:
+            raise self.storage_full(stored)
+
+    def storage_full(self, stored: int) -> ResourceExhausted:
+        """Refused, not made room for by deleting older turns: those are answers already delivered
+        and acknowledged, which their reader and the book's authors (feedback, the coverage report)
+        still read; deleting them early would let a flood of questions erase them. Only the caller
+        at its quota is refused; room comes back as its ended sessions pass retention."""
+        quota = self.config.max_stored_bytes_per_user
+        return ResourceExhausted(
+            f"the session history kept for this caller has reached its quota ({stored / 2**20:.1f} of "
+            f"{quota / 2**20:.1f} MiB): no new question can be stored until ended sessions are "
+            f"deleted, {self.config.retention.days} days after they end",
+            reason=Reason.SESSION_STORAGE_FULL,
+            metadata={"quota_bytes": str(quota), "stored_bytes": str(stored)},
+            retryable=False,
+        )
+
+    async def _end_least_recent(self, key: str, now: datetime) -> None:
+        """Ends the quota key's least recently active open sessions: a tenth of the quota at once,
+        so that questions starting sessions together find room instead of each ending the same one."""
+        count = max(1, self.config.max_open_per_user // 10)
+        for session_id in await self._least_recent_open(key, now - self.config.expire_after, count):
             with suppress(NotFound):
-                await self.end(record.session_id, user_id)
-            log.info("session_rolled_over", session_id=record.session_id)
+                await self._update(session_id, lambda record: self.lifecycle.after_end(record, now))
+            log.info("session_rolled_over", session_id=session_id)
 
     async def get(self, session_id: str, user_id: str, *, with_turns: bool = True) -> Session:
         """The session with its kept turns (oldest first), or without them for a cheaper read."""
@@ -293,6 +338,7 @@ class SessionStore(ABC):
             last_active_at=record.last_active_at,
             turn_count=record.turn_count,
             turns=list(turns),
+            quota_key=record.quota_key,
         )
 
     # Named after the RPC; defined last so that `list[...]` above still reads as the builtin.

@@ -40,15 +40,25 @@ def from_micros(micros: int) -> datetime:
     return _EPOCH + micros * _MICROSECOND
 
 
+def quota_key(user_id: str, anonymous_caller: str = "") -> str:
+    """Whom a session counts against: its user, or for an anonymous session the caller that
+    started it (`services/agent/callers.py`). The prefixes keep a user named like a caller apart."""
+    return f"anonymous:{anonymous_caller}" if anonymous_caller else f"user:{user_id}"
+
+
 @dataclass(frozen=True)
 class SessionConfig:
-    """Idle times of the lifecycle, the history cap, the cap on a user's open sessions, how long
-    ended sessions are kept, and how many questions a session may ask a minute."""
+    """Idle times of the lifecycle, the history cap, the caps on a user's open sessions and stored
+    bytes, how long ended sessions are kept, and how many questions a session may ask a minute.
+
+    Both caps count per quota key (`quota_key`): a named user's sessions together, and an anonymous
+    caller's (one address, one principal) together, never all anonymous sessions as one."""
 
     inactive_after: timedelta = timedelta(minutes=30)
     expire_after: timedelta = timedelta(hours=24)
     max_turns: int = 100
     max_open_per_user: int = 100
+    max_stored_bytes_per_user: int = 64 * 1024 * 1024
     retention: timedelta = timedelta(days=30)
     questions_per_minute: int = 0  # per session; 0: no limit
 
@@ -59,6 +69,8 @@ class SessionConfig:
             raise ValueError("max_turns must be at least 1")
         if self.max_open_per_user < 1:
             raise ValueError("max_open_per_user must be at least 1")
+        if self.max_stored_bytes_per_user < 1:
+            raise ValueError("max_stored_bytes_per_user must be at least 1")
         if self.retention < timedelta(0):
             raise ValueError("retention must not be negative")
         if self.questions_per_minute < 0:
@@ -77,6 +89,13 @@ class SessionRecord:
     turn_count: int = 0
     closed: SessionState | None = None
     closed_at: datetime | None = None
+    # Whom the session counts against (`quota_key`), and the bytes of its kept turns as stored.
+    quota_key: str = ""
+    stored_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.quota_key:
+            object.__setattr__(self, "quota_key", quota_key(self.user_id))
 
     def to_fields(self) -> dict[str, str | int | None]:
         """Flat fields shared by both backends: SQLite columns and Redis hash fields."""
@@ -89,11 +108,14 @@ class SessionRecord:
             "turn_count": self.turn_count,
             "closed": self.closed.value if self.closed else None,
             "closed_at": to_micros(self.closed_at) if self.closed_at else None,
+            "quota_key": self.quota_key,
+            "stored_bytes": self.stored_bytes,
         }
 
     @classmethod
     def from_fields(cls, fields: Mapping[str, Any]) -> SessionRecord:
-        """Reads `to_fields` back; Redis gives every value as a string and omits the empty ones."""
+        """Reads `to_fields` back; Redis gives every value as a string and omits the empty ones (and
+        sessions stored before quota keys have none: they count against their user)."""
         closed, closed_at = fields.get("closed"), fields.get("closed_at")
         return cls(
             session_id=fields["session_id"],
@@ -104,6 +126,8 @@ class SessionRecord:
             turn_count=int(fields["turn_count"]),
             closed=SessionState(closed) if closed else None,
             closed_at=from_micros(int(closed_at)) if closed_at else None,
+            quota_key=fields.get("quota_key") or "",
+            stored_bytes=int(fields.get("stored_bytes") or 0),
         )
 
 

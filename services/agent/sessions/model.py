@@ -159,3 +159,4 @@ class Session:
     last_active_at: datetime
     turn_count: int
     turns: list[Turn] = field(default_factory=list)
+    quota_key: str = ""  # whom it counts against (sessions.lifecycle.quota_key); not on the wire

@@ -4,14 +4,17 @@ Keys, under a configurable prefix p (default "glossator:sessions:"):
   p + "session:{id}"               hash  the SessionRecord fields (timestamps in epoch microseconds)
   p + "session:{id}:turns"         list  the kept turns as JSON, oldest first, LTRIMmed to max_turns
   p + "user:{user_id}"             zset  the user's session ids by last activity: the listing
-  p + "open-by-user:{user_id}"     zset  the user's sessions not ended, by last activity: their cap
+  p + "open-by-quota:{key}"        zset  the quota key's sessions not ended, by last activity: their cap
+  p + "stored:{key}"               hash  the quota key's sessions with turns: "{stored_bytes} {forget_at}"
+                                         (epoch microseconds), summed for the storage quota
   p + "open"                       zset  ids of sessions not ended, by last activity: what sweep expires
   p + "closed"                     zset  ids of ended sessions, by end time: what sweep purges
   p + "page-token-key"             string  the key that signs ListSessions page tokens, in hex
   p + "questions:{id}"             hash  the session's question bucket (tokens, at ms), for a minute
 
-Every write is one MULTI transaction; a read-modify-write WATCHes what it read (the session hash, or
-the user's open sessions when creating one) and runs again when another replica changed it first.
+Every write is one MULTI transaction; a read-modify-write WATCHes what it read (the session hash,
+with its turns and its quota key's stored bytes when a turn is appended, or the quota key's open
+sessions when creating one) and runs again when another replica changed it first.
 The session keys expire at `Lifecycle.forget_at`, so Redis forgets ended sessions after the
 retention period even when no sweep runs; the indexes are pruned of such ids when they are met.
 Not for Redis Cluster: one transaction spans keys of different slots.
@@ -22,6 +25,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from redis.asyncio import Redis
@@ -176,16 +180,20 @@ class RedisSessionStore(SessionStore):
     def _user_key(self, user_id: str) -> str:
         return f"{self._prefix}user:{user_id}"
 
-    def _user_open_key(self, user_id: str) -> str:
-        return f"{self._prefix}open-by-user:{user_id}"
+    def _open_by_quota_key(self, key: str) -> str:
+        return f"{self._prefix}open-by-quota:{key}"
+
+    def _stored_key(self, key: str) -> str:
+        return f"{self._prefix}stored:{key}"
 
     def _stage(self, pipe: Pipeline, record: SessionRecord, turn: Turn | None) -> None:
         """Queues every write that storing `record` (and appending `turn`) takes, indexes included."""
         session_id = record.session_id
         key, turns_key = self._session_key(session_id), self._turns_key(session_id)
-        user_key, user_open_key = self._user_key(record.user_id), self._user_open_key(record.user_id)
+        user_key, quota_open_key = self._user_key(record.user_id), self._open_by_quota_key(record.quota_key)
         last_active = to_micros(record.last_active_at)
-        ttl = max(self.lifecycle.forget_at(record) - self._clock(), _MIN_TTL)
+        forget_at = self.lifecycle.forget_at(record)
+        ttl = max(forget_at - self._clock(), _MIN_TTL)
         fields = {name: value for name, value in record.to_fields().items() if value is not None}
         pipe.hset(key, mapping=fields)
         if turn is not None:
@@ -197,18 +205,22 @@ class RedisSessionStore(SessionStore):
         # No member outlives this: an open session is forgotten at most expire_after + retention
         # after its last activity, an ended one at most retention after now.
         pipe.pexpire(user_key, self.config.expire_after + self.config.retention)
+        if record.stored_bytes:
+            stored_key = self._stored_key(record.quota_key)
+            pipe.hset(stored_key, session_id, f"{record.stored_bytes} {to_micros(forget_at)}")
+            pipe.pexpire(stored_key, self.config.expire_after + self.config.retention)
         if record.closed_at is not None:
             pipe.zrem(self._open_key, session_id)
-            pipe.zrem(user_open_key, session_id)
+            pipe.zrem(quota_open_key, session_id)
             pipe.zadd(self._closed_key, {session_id: to_micros(record.closed_at)})
         else:
             pipe.zadd(self._open_key, {session_id: last_active})
-            pipe.zadd(user_open_key, {session_id: last_active})
+            pipe.zadd(quota_open_key, {session_id: last_active})
             # Open sessions are staged at their last activity (now): all expired by then.
-            pipe.pexpire(user_open_key, self.config.expire_after)
+            pipe.pexpire(quota_open_key, self.config.expire_after)
 
     async def _insert(self, record: SessionRecord, active_since: datetime) -> bool:
-        open_key = self._user_open_key(record.user_id)
+        open_key = self._open_by_quota_key(record.quota_key)
         since = to_micros(active_since)
 
         async def attempt(pipe: Pipeline) -> bool:
@@ -247,6 +259,8 @@ class RedisSessionStore(SessionStore):
                 raise not_found(session_id)
             before = SessionRecord.from_fields(fields)
             after = change(before)
+            if turn is not None and after != before:
+                after = await self._with_turn_bytes(pipe, after, turn)
             pipe.multi()
             if after != before:
                 self._stage(pipe, after, turn)
@@ -255,22 +269,76 @@ class RedisSessionStore(SessionStore):
         with self._errors():
             return await self._redis.transaction(attempt, key, value_from_callable=True)
 
+    async def _with_turn_bytes(self, pipe: Pipeline, record: SessionRecord, turn: Turn) -> SessionRecord:
+        """The record with `turn`'s bytes added and those of the turn it pushes out of the kept ones
+        taken off; `storage_full` when its quota key keeps its quota already. Watches what it reads."""
+        turns_key, stored_key = self._turns_key(record.session_id), self._stored_key(record.quota_key)
+        await pipe.watch(turns_key, stored_key)
+        stored, _ = self._tally(await pipe.hgetall(stored_key))
+        if stored >= self.config.max_stored_bytes_per_user:
+            raise self.storage_full(stored)
+        kept = await pipe.llen(turns_key)
+        dropped = (
+            await pipe.lrange(turns_key, 0, kept - self.config.max_turns)
+            if kept >= self.config.max_turns
+            else []
+        )
+        change = len(turn.to_json().encode()) - sum(len(body.encode()) for body in dropped)
+        return replace(record, stored_bytes=record.stored_bytes + change)
+
+    def _tally(self, entries: dict[str, str]) -> tuple[int, list[str]]:
+        """The bytes of a quota key's `stored` hash, and the ids of the sessions Redis has
+        forgotten since (their forget_at passed), which count no more."""
+        now = to_micros(self._clock())
+        stored, forgotten = 0, []
+        for session_id, entry in entries.items():
+            size, forget_at = entry.split()
+            if int(forget_at) < now:
+                forgotten.append(session_id)
+            else:
+                stored += int(size)
+        return stored, forgotten
+
+    async def _stored_bytes(self, key: str) -> int:
+        stored_key = self._stored_key(key)
+        with self._errors():
+            stored, forgotten = self._tally(await self._redis.hgetall(stored_key))
+            if forgotten:
+                await self._redis.hdel(stored_key, *forgotten)
+        return stored
+
+    async def _least_recent_open(self, key: str, active_since: datetime, count: int) -> list[str]:
+        with self._errors():
+            return await self._redis.zrange(
+                self._open_by_quota_key(key),
+                to_micros(active_since),
+                "+inf",
+                byscore=True,
+                offset=0,
+                num=count,
+            )
+
     async def _update_turn(self, session_id: str, query_id: str, change: TurnChange) -> Turn | None:
-        turns_key = self._turns_key(session_id)
+        key, turns_key = self._session_key(session_id), self._turns_key(session_id)
 
         async def attempt(pipe: Pipeline) -> Turn | None:
+            fields = await pipe.hgetall(key)
             bodies = await pipe.lrange(turns_key, 0, -1)
             pipe.multi()
             for position, body in enumerate(bodies):
                 turn = Turn.from_json(body)
-                if turn.query_id == query_id:
+                if fields and turn.query_id == query_id:
                     # WATCHed: a turn appended (and the list trimmed) meanwhile makes this run again.
-                    pipe.lset(turns_key, position, change(turn).to_json())
+                    changed = change(turn).to_json()
+                    pipe.lset(turns_key, position, changed)
+                    record = SessionRecord.from_fields(fields)
+                    grown = len(changed.encode()) - len(body.encode())
+                    self._stage(pipe, replace(record, stored_bytes=record.stored_bytes + grown), None)
                     return turn
             return None
 
         with self._errors():
-            return await self._redis.transaction(attempt, turns_key, value_from_callable=True)
+            return await self._redis.transaction(attempt, key, turns_key, value_from_callable=True)
 
     async def _iter_user(self, user_id: str, after: Cursor | None) -> AsyncIterator[SessionRecord]:
         key = self._user_key(user_id)

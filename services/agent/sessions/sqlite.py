@@ -6,8 +6,10 @@ whole or not at all. WAL lets reads run beside a write; synchronous=FULL makes a
 survive a power cut as well as a crash, for one fsync per turn.
 
 Layout (schema version in PRAGMA user_version, upgraded by `_MIGRATIONS` on open):
-  sessions(session_id, user_id, collection, created_at, last_active_at, turn_count, closed, closed_at)
-      timestamps in epoch microseconds; closed is NULL, 'expired' or 'terminated'
+  sessions(session_id, user_id, collection, created_at, last_active_at, turn_count, closed, closed_at,
+           quota_key, stored_bytes)
+      timestamps in epoch microseconds; closed is NULL, 'expired' or 'terminated'; quota_key whom
+      the session counts against, stored_bytes the UTF-8 bytes of its kept turns' bodies
   turns(session_id, seq, body)   seq is the turn's 1-based position in the whole conversation,
       body the Turn as JSON; turns beyond max_turns are deleted oldest first
   meta(name, value)   'page_token_key': the key that signs ListSessions page tokens
@@ -21,6 +23,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
@@ -64,6 +67,16 @@ _MIGRATIONS = (
     CREATE INDEX open_sessions_by_user ON sessions (user_id, last_active_at) WHERE closed IS NULL;
     CREATE TABLE meta (name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
     """,
+    """
+    ALTER TABLE sessions ADD COLUMN quota_key TEXT NOT NULL DEFAULT '';
+    ALTER TABLE sessions ADD COLUMN stored_bytes INTEGER NOT NULL DEFAULT 0;
+    UPDATE sessions SET quota_key = 'user:' || user_id, stored_bytes = (
+        SELECT coalesce(sum(length(CAST(body AS BLOB))), 0) FROM turns
+        WHERE turns.session_id = sessions.session_id
+    );
+    CREATE INDEX open_sessions_by_quota ON sessions (quota_key, last_active_at) WHERE closed IS NULL;
+    CREATE INDEX stored_bytes_by_quota ON sessions (quota_key, stored_bytes);
+    """,
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
@@ -76,6 +89,8 @@ _COLUMNS = (
     "turn_count",
     "closed",
     "closed_at",
+    "quota_key",
+    "stored_bytes",
 )
 _SELECT = f"SELECT {', '.join(_COLUMNS)} FROM sessions"
 _INSERT = f"INSERT INTO sessions ({', '.join(_COLUMNS)}) VALUES ({', '.join(':' + c for c in _COLUMNS)})"
@@ -154,6 +169,12 @@ class SqliteSessionStore(SessionStore):
             for pair in batch:
                 yield pair
 
+    async def _least_recent_open(self, key: str, active_since: datetime, count: int) -> list[str]:
+        return await self._run(self._least_recent_open_now, key, active_since, count)
+
+    async def _stored_bytes(self, key: str) -> int:
+        return await self._run(self._stored_bytes_now, key)
+
     async def _idle_open(self, before: datetime) -> list[str]:
         return await self._run(self._idle_open_now, before)
 
@@ -212,8 +233,8 @@ class SqliteSessionStore(SessionStore):
     def _insert_now(self, record: SessionRecord, active_since: datetime) -> bool:
         with self._transaction() as conn:
             (open_sessions,) = conn.execute(
-                "SELECT count(*) FROM sessions WHERE user_id = ? AND closed IS NULL AND last_active_at >= ?",
-                (record.user_id, to_micros(active_since)),
+                "SELECT count(*) FROM sessions WHERE quota_key = ? AND closed IS NULL AND last_active_at >= ?",
+                (record.quota_key, to_micros(active_since)),
             ).fetchone()
             if open_sessions >= self.config.max_open_per_user:
                 return False
@@ -241,16 +262,24 @@ class SqliteSessionStore(SessionStore):
             after = change(before)
             if after == before:
                 return before, after
-            conn.execute(_UPDATE, after.to_fields())
             if turn is not None:
+                stored = self._stored_bytes_now(before.quota_key)
+                if stored >= self.config.max_stored_bytes_per_user:
+                    raise self.storage_full(stored)
+                body = turn.to_json()
+                oldest_kept = after.turn_count - self.config.max_turns
+                (dropped,) = conn.execute(
+                    "SELECT coalesce(sum(length(CAST(body AS BLOB))), 0) FROM turns "
+                    "WHERE session_id = ? AND seq <= ?",
+                    (session_id, oldest_kept),
+                ).fetchone()
+                after = replace(after, stored_bytes=after.stored_bytes + len(body.encode()) - dropped)
                 conn.execute(
                     "INSERT INTO turns (session_id, seq, body) VALUES (?, ?, ?)",
-                    (session_id, after.turn_count, turn.to_json()),
+                    (session_id, after.turn_count, body),
                 )
-                conn.execute(
-                    "DELETE FROM turns WHERE session_id = ? AND seq <= ?",
-                    (session_id, after.turn_count - self.config.max_turns),
-                )
+                conn.execute("DELETE FROM turns WHERE session_id = ? AND seq <= ?", (session_id, oldest_kept))
+            conn.execute(_UPDATE, after.to_fields())
         return before, after
 
     def _update_turn_now(self, session_id: str, query_id: str, change: TurnChange) -> Turn | None:
@@ -262,9 +291,13 @@ class SqliteSessionStore(SessionStore):
             if row is None:
                 return None
             before = Turn.from_json(row["body"])
+            body = change(before).to_json()
             conn.execute(
-                "UPDATE turns SET body = ? WHERE session_id = ? AND seq = ?",
-                (change(before).to_json(), session_id, row["seq"]),
+                "UPDATE turns SET body = ? WHERE session_id = ? AND seq = ?", (body, session_id, row["seq"])
+            )
+            conn.execute(
+                "UPDATE sessions SET stored_bytes = stored_bytes + ? WHERE session_id = ?",
+                (len(body.encode()) - len(row["body"].encode()), session_id),
             )
         return before
 
@@ -295,6 +328,23 @@ class SqliteSessionStore(SessionStore):
             ).fetchall()
         turns = [(records[session_id], Turn.from_json(body)) for session_id, body in bodies]
         return turns, (rows[-1]["session_id"] if len(rows) == _BATCH else None)
+
+    def _least_recent_open_now(self, key: str, active_since: datetime, count: int) -> list[str]:
+        rows = (
+            self._db()
+            .execute(
+                "SELECT session_id FROM sessions WHERE quota_key = ? AND closed IS NULL AND last_active_at >= ? "
+                "ORDER BY last_active_at LIMIT ?",
+                (key, to_micros(active_since), count),
+            )
+            .fetchall()
+        )
+        return [session_id for (session_id,) in rows]
+
+    def _stored_bytes_now(self, key: str) -> int:
+        query = "SELECT coalesce(sum(stored_bytes), 0) FROM sessions WHERE quota_key = ?"
+        (stored,) = self._db().execute(query, (key,)).fetchone()
+        return stored
 
     def _idle_open_now(self, before: datetime) -> list[str]:
         query = "SELECT session_id FROM sessions WHERE closed IS NULL AND last_active_at < ?"

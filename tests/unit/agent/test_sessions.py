@@ -12,6 +12,8 @@ from itertools import chain
 import pytest
 
 from services.agent.sessions import (
+    Feedback,
+    Rating,
     Session,
     SessionConfig,
     SessionState,
@@ -19,6 +21,7 @@ from services.agent.sessions import (
     SweepResult,
     Turn,
 )
+from services.agent.sessions.lifecycle import quota_key
 from services.common.errors import FailedPrecondition, InvalidArgument, NotFound, ResourceExhausted
 from tests.unit.agent.session_helpers import FakeClock, make_turn
 
@@ -357,3 +360,68 @@ async def test_a_failed_append_leaves_no_half_turn(store: SessionStore, clock: F
     with pytest.raises(TypeError):
         await store.append_turn(session_id, "alice", unserialisable)
     assert await store.get(session_id, "alice") == before
+
+
+def stored_size(*turns: Turn) -> int:
+    return sum(len(turn.to_json().encode()) for turn in turns)
+
+
+async def test_each_quota_key_keeps_at_most_its_bytes_and_only_it_is_refused(
+    open_store, clock: FakeClock
+) -> None:
+    turns = [make_turn(n, clock) for n in range(1, 6)]
+    store = await open_store(SessionConfig(max_turns=2, max_stored_bytes_per_user=stored_size(*turns[:4])))
+    first = (await store.create("alice", "book")).session_id
+    for turn in turns[:3]:
+        await store.append_turn(first, "alice", turn)
+    # Turns past the history cap no longer count: the two kept ones do.
+    assert await store._stored_bytes("user:alice") == stored_size(*turns[1:3])
+    rated = await store.rate(
+        first, "alice", "q3", Feedback(rating=Rating.DOWN, comment="é" * 50, submitted_at=clock())
+    )
+    assert rated[1] is None
+    kept = (await store.get(first, "alice")).turns
+    assert await store._stored_bytes("user:alice") == stored_size(*kept)
+
+    second = (await store.create("alice", "book")).session_id
+    await store.append_turn(second, "alice", turns[3])
+    await store.append_turn(second, "alice", turns[4])  # the one that reaches the quota is kept
+    with pytest.raises(ResourceExhausted) as full:
+        await store.append_turn(second, "alice", make_turn(6, clock))
+    assert full.value.reason == "SESSION_STORAGE_FULL" and not full.value.retryable
+    assert "quota" in full.value.message
+    with pytest.raises(ResourceExhausted):
+        await store.create("alice", "book")
+    assert (await store.get(second, "alice")).turn_count == 2, "nothing of the refused turn stored"
+
+    # Nobody else is refused: another user, and anonymous callers each by their own key.
+    bob = (await store.create("bob", "book")).session_id
+    await store.append_turn(bob, "bob", make_turn(7, clock))
+    for caller in ("address:192.0.2.1", "address:192.0.2.2"):
+        anonymous = await store.create("anonymous", "book", quota_key("anonymous", caller))
+        await store.append_turn(anonymous.session_id, "anonymous", make_turn(8, clock))
+        assert await store._stored_bytes(quota_key("anonymous", caller)) == stored_size(make_turn(8, clock))
+
+    # Room comes back when ended sessions pass retention.
+    await store.end(first, "alice")
+    await store.end(second, "alice")
+    clock.advance(days=31)
+    await store.sweep()
+    await store.check_room("user:alice")
+    assert await store._stored_bytes("user:alice") == 0
+
+
+async def test_anonymous_callers_roll_over_only_their_own_sessions(open_store, clock: FakeClock) -> None:
+    store = await open_store(SessionConfig(max_open_per_user=2))
+    alice_key, mallory_key = (
+        quota_key("anonymous", "address:192.0.2.1"),
+        quota_key("anonymous", "address:192.0.2.66"),
+    )
+    alices = (await store.create("anonymous", "book", alice_key)).session_id
+    mallorys = []
+    for _ in range(5):
+        clock.advance(seconds=1)
+        mallorys.append((await store.create("anonymous", "book", mallory_key)).session_id)
+    assert not (await store.get(alices, "anonymous")).state.ended
+    states = [(await store.get(session_id, "anonymous")).state.ended for session_id in mallorys]
+    assert states == [True, True, True, False, False]
