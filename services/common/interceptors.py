@@ -29,6 +29,7 @@ from typing import Any
 import grpc
 import structlog
 from google.rpc import error_details_pb2, status_pb2
+from grpc._cython.cygrpc import ExecuteBatchError  # what a write to a call its client left raises
 from grpc_status import rpc_status
 
 from services.common.auth import Authenticator, role_for
@@ -333,6 +334,8 @@ def _wrap_stream(
                             raise DeadlineExceeded(
                                 f"the client took no reply for {write_timeout_seconds:g} s"
                             ) from None
+                        except ExecuteBatchError as error:  # core refused the write: the call is over
+                            raise asyncio.CancelledError() from error  # (its client left), not a fault
         except BaseException as error:
             if accepted and not _is_cancellation(error):
                 await _drain(request, DRAIN_BEFORE_ERROR_SECONDS)
