@@ -34,7 +34,7 @@ from services.commands.eval import (
 )
 from services.common.clients import make_channel
 from services.common.embedding import EmbeddingCache, local_embedding_model
-from services.retrieval.sentences import normalise
+from services.common.text.prose import normalise
 
 TOP_K = 5
 

@@ -27,7 +27,7 @@ from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.agent.events import AgentEvent, RetrievalResults, ToolError, ToolStep
 from services.agent.sessions.model import Source
 from services.common.errors import DeadlineExceeded, GlossatorError, Reason, Unavailable, collection_not_found
-from services.retrieval.sentences import normalise
+from services.common.text.prose import normalise
 
 TOOL_NAME = "retrieval_tool"
 MAX_QUERY_CHARS = 1000

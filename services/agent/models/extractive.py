@@ -48,9 +48,9 @@ import numpy as np
 
 from services.agent.query_type import AnswerForm, QuestionForm, question_form
 from services.common.embedding import Embed
-from services.common.markdown_display import display_text
-from services.retrieval.sentences import normalise, prose_sentences, sectioned_sentences
-from services.validation.text import STOPWORDS, TOKEN_RE, Analysis, capitalised_words, stem
+from services.common.text.display import display_text
+from services.common.text.prose import normalise, prose_sentences, sectioned_sentences
+from services.common.text.words import STOPWORDS, TOKEN_RE, Analysis, capitalised_words, stem
 
 # Passages whose sentences are kept split and analysed: related questions retrieve the same chunks.
 PASSAGE_CACHE_SIZE = 2048

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.validation.text import UnitKind, sentence_spans, sentence_units
+from services.common.text.units import UnitKind, sentence_spans, sentence_units
 
 
 def units(text: str) -> list[tuple[str, str]]:
