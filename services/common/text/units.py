@@ -28,6 +28,7 @@ SENTENCE_END_RE = re.compile(
     r"""|\n+"""
 )
 LIST_BULLET_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+_SPACES_RE = re.compile(r"\s*")
 
 
 class UnitKind:
@@ -191,6 +192,30 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence or line, trimmed of surrounding whitespace and list bullets
     (see sentence_units, which also says what kind of text each one is)."""
     return [(unit.start, unit.end) for unit in sentence_units(text)]
+
+
+def sentence_ends(text: str) -> list[int]:
+    """Where each sentence or line of the text ends (end exclusive, after its closing quotes and
+    citation markers): the places where a text can be cut short without cutting a sentence."""
+    return [unit.end for unit in sentence_units(text)]
+
+
+def line_sentences(line: str) -> list[str]:
+    """One line of a prose block cut into its sentences, for packing pieces into chunks.
+
+    Unlike sentence_units, nothing is trimmed (no bullet, no indentation) and a line is cut only
+    where spaces follow a sentence end, those spaces alone dropped: the chunker rebuilds its text
+    by joining the pieces with one space, so every other character must stay in a piece.
+    """
+    pieces = []
+    start = 0
+    for end in sentence_ends(line)[:-1]:
+        resume = _SPACES_RE.match(line, end).end()
+        if resume > end:  # "century.First": glued sentences stay one piece
+            pieces.append(line[start:end])
+            start = resume
+    pieces.append(line[start:])
+    return pieces
 
 
 def _ends_with_abbreviation(text: str, period_index: int) -> bool:

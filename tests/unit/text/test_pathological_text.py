@@ -92,6 +92,7 @@ ROUTINES: dict[str, Callable[[str], object]] = {
     "attribution_span": words.attribution_span,
     "unwrap_soft_breaks": units.unwrap_soft_breaks,
     "sentence_units": units.sentence_units,
+    "line_sentences": units.line_sentences,
     "line_kinds": lambda value: units.line_kinds(value.split("\n")),
     "marker_indexes": marker_indexes,
     "filter_markers": lambda value: filter_markers(value, lambda number: number < 3),
