@@ -23,7 +23,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from bench.harness import ROOT
-from services.common.markdown_display import display_text
+from services.common.text.display import display_text
 from services.retrieval.ingest import ParsedDocument, SourceError, parse_document, read_folder
 
 WIDGET_DIR = ROOT / "clients" / "web"

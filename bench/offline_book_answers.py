@@ -64,10 +64,10 @@ from services.commands.ingest import ingest_folder
 from services.commands.question_file import Question, load_questions, select
 from services.common.embedding import EmbeddingCache, count_tokens, local_embedding_model
 from services.common.logging import configure_logging
+from services.common.text.prose import prose_sentences
+from services.common.text.words import Analysis
 from services.retrieval.ingest import SourceError, chunk_document, parse_document, read_folder
-from services.retrieval.sentences import prose_sentences
 from services.validation.grounding import ContextChunk, OfflineChecker
-from services.validation.text import Analysis
 
 DEFAULT_QUESTIONS = ROOT / "bench" / "questions" / "physical-ai-book.yaml"
 HEADINGS_SPLIT = "headings"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from services.common.text.units import sentence_ends
+
 # Optional leading spaces belong to the marker: removing " [9]" must not leave "word ." behind.
 # Spaces are matched from the start of their run only ((?<!\s)): a try at each space of a long run
 # rescanned the rest of it, quadratic.
@@ -18,8 +20,6 @@ MARKER_RE = re.compile(r"(?<!\s)(\s*)\[(\d{1,4}(?:\s*,\s*\d{1,4})*)\]")
 # A marker that may still be completed by the next delta: "[", "[1", "[1, ".
 _OPEN_MARKER_RE = re.compile(r"(?<!\s)\s*\[[\d,\s]{0,24}$")
 _TRAILING_SPACE_RE = re.compile(r"(?<!\s)\s+$")
-# A sentence ends at . ! ? (after closing quotes or brackets, and after its own [n] markers).
-_SENTENCE_END_RE = re.compile(r"""[.!?]+["'”’)\]]*(?:\s*\[\d{1,4}(?:\s*,\s*\d{1,4})*\])*(?=\s|$)|\n""")
 
 
 def marker_indexes(text: str) -> list[int]:
@@ -96,8 +96,8 @@ def cap_answer(text: str, max_chars: int) -> tuple[str, bool]:
     text = text.strip()
     if len(text) <= max_chars:
         return text, False
-    window = text[: max_chars + 1]
-    ends = [m.end() for m in _SENTENCE_END_RE.finditer(window) if m.end() <= max_chars]
+    # A sentence ends after its closing quotes and its own [n] markers; "e.g." ends none.
+    ends = [end for end in sentence_ends(text) if end <= max_chars]
     if ends and ends[-1] >= max_chars // 2:
         return text[: ends[-1]].rstrip(), True
     head = text[: max_chars - 1]

@@ -33,7 +33,7 @@ the text (meta), is skipped.
 When even the best sentence barely relates to the question (in meaning and in words), the book
 does not cover it.
 Sentences are ranked as they stand in the chunk (Search's scores are keyed by their offsets) and
-quoted as a reader sees them rendered (services/common/markdown_display.py): no `**`, backticks,
+quoted as a reader sees them rendered (services/common/text/display.py): no `**`, backticks,
 link targets or bullets, and ending like a sentence, so that the validator, which splits answers
 at sentence ends, checks each quoted sentence on its own.
 """
@@ -53,10 +53,10 @@ import numpy as np
 
 from services.agent.passages import Passage
 from services.common.embedding import Embed, EmbeddingCache
-from services.common.markdown_display import display_text
+from services.common.text.display import display_text
+from services.common.text.prose import normalise, prose_sentences, sectioned_sentences
 from services.common.text.question import AnswerForm, Question, QuestionForm, understand
-from services.retrieval.sentences import normalise, prose_sentences, sectioned_sentences
-from services.validation.text import STOPWORDS, TOKEN_RE, Analysis, capitalised_words, stem
+from services.common.text.words import STOPWORDS, TOKEN_RE, Analysis, capitalised_words, stem
 
 # Passages whose sentences are kept split and analysed: related questions retrieve the same chunks.
 PASSAGE_CACHE_SIZE = 2048

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from services.agent.sessions.model import Turn
-from services.validation.text import Analysis
+from services.common.text.words import Analysis
 
 MAX_QUERY_CHARS = 1000
 # Most of the budget left after the question that the reader's selection may take.

@@ -19,6 +19,7 @@ from glossator.v1 import agent_pb2
 from services.agent.citations import MARKER_RE, marker_indexes
 from services.commands.correctness import judge_correctness, verdict_figures
 from services.commands.question_file import Question, normalise_source
+from services.common.text.units import sentence_spans
 
 # --- Markdown left in the answer -------------------------------------------------------------
 
@@ -44,7 +45,6 @@ def markdown_fragments(text: str) -> list[str]:
 
 # --- sentences that repeat ---------------------------------------------------------------------
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+|\n+")
 _TOKEN = re.compile(r"\w+")
 # Shorter sentences ("See below.") are left out: two of them are alike by chance.
 MIN_SENTENCE_TOKENS = 4
@@ -54,7 +54,7 @@ NEAR_DUPLICATE_JACCARD = 0.8
 def sentence_tokens(text: str) -> list[list[str]]:
     """The answer's sentences (citation markers dropped) as lists of lower-case word tokens."""
     plain = MARKER_RE.sub("", text)
-    sentences = (_TOKEN.findall(s.lower()) for s in _SENTENCE_END.split(plain))
+    sentences = (_TOKEN.findall(plain[start:end].lower()) for start, end in sentence_spans(plain))
     return [tokens for tokens in sentences if len(tokens) >= MIN_SENTENCE_TOKENS]
 
 

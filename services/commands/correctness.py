@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 
 from services.agent.citations import MARKER_RE
-from services.validation.text import LIGHT_WORDS, NUMBER_WORDS, STOPWORDS, stem
+from services.common.text.words import LIGHT_WORDS, NUMBER_WORDS, STOPWORDS, stem
 
 VERDICTS = ("correct", "partial", "wrong")
 CORRECT_SHARE = 0.6

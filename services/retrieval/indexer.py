@@ -20,6 +20,7 @@ import structlog
 
 from services.common.errors import Aborted
 from services.common.metrics import count_embedded, count_ingested, observe_stage
+from services.common.text.prose import normalise, prose_sentences
 from services.retrieval.disk_space import DiskReserve
 from services.retrieval.embed import EmbeddingProvider
 from services.retrieval.ingest import (
@@ -33,7 +34,6 @@ from services.retrieval.ingest import (
     derive_document_id,
     parse_document,
 )
-from services.retrieval.sentences import normalise, prose_sentences
 from services.retrieval.sparse import SparseEncoder
 from services.retrieval.store import (
     Chunk,

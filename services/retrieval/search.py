@@ -11,10 +11,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from services.common.errors import FailedPrecondition
-from services.common.markdown_display import display_text
 from services.common.metrics import count_cache_lookup, observe_stage
+from services.common.text.display import display_text
+from services.common.text.prose import prose_sentences
 from services.retrieval.embed import EmbeddingProvider, QueryBatcher, QueryEmbeddingCache
-from services.retrieval.sentences import prose_sentences
 from services.retrieval.sparse import SparseEncoder
 from services.retrieval.store import SearchFilters, SearchHit, SearchMode, VectorStore
 from services.retrieval.store.base import MIXED_MODELS_ADVICE

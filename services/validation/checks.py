@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from services.common.text.words import TOKEN_RE, Analysis, attribution_span, capitalised_words
 from services.validation.evidence import ChunkEvidence, Passage
-from services.validation.text import TOKEN_RE, Analysis, attribution_span, capitalised_words
 
 
 def missing_numbers(claim: Analysis, chunk: ChunkEvidence) -> list[str]:

@@ -13,7 +13,9 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from services.validation.text import sentence_spans, tokens
+from services.common.text.lists import word_list
+from services.common.text.units import sentence_spans
+from services.common.text.words import tokens
 
 CITATION_GROUP_RE = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 # The run of "[...]" groups closing a text, matched on the text reversed: searched for from the
@@ -22,22 +24,8 @@ REVERSED_TRAILING_CITATIONS_RE = re.compile(r"(?:\][\d\s,;]+\[\s*)+")
 PUNCTUATION = frozenset(".,;:!?")
 CLAUSE_JOIN_RE = re.compile(r"(?<!\s)\s*;\s+|(?:,|(?<![\s,]))\s+and\s+")  # space runs from their start
 # Finite verbs and auxiliaries: a clause after "and" that has one early asserts a fact of its own.
-# fmt: off
-VERB_WORDS = frozenset(
-    {
-        "are", "be", "became", "become", "becomes", "been", "began", "begins", "born", "built", "can",
-        "contains", "could", "did", "died", "dies", "do", "does", "finds", "found", "gave", "gets",
-        "gives", "goes", "got", "grew", "had", "has", "have", "held", "holds", "include", "includes",
-        "is", "kept", "knew", "known", "leads", "led", "left", "lived", "lives", "loses", "lost",
-        "made", "makes", "met", "owned", "owns", "plays", "ran", "remains", "said", "saw", "says",
-        "sees", "served", "serves", "showed", "shows", "sold", "stayed", "takes", "tells", "told",
-        "took", "used", "uses", "was", "went", "were", "will", "won", "would", "writes", "wrote"
-    }
-)
-SUBJECT_WORDS = frozenset(
-    {"he", "she", "it", "they", "we", "i", "you", "this", "these", "those", "there", "the", "a", "an", "his", "her", "its", "their"}
-)
-# fmt: on
+VERB_WORDS = word_list("clause_verbs")
+SUBJECT_WORDS = word_list("clause_subjects")
 WORDS_BEFORE_CLAUSE_VERB = 5
 # The largest citation number kept as written. No context has this many chunks, so a marker past
 # it points nowhere either way; reading it as this number keeps it an int32 on the wire and

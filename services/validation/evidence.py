@@ -11,7 +11,8 @@ import heapq
 from dataclasses import dataclass
 from functools import cached_property
 
-from services.validation.text import Analysis, sentence_spans
+from services.common.text.units import sentence_spans
+from services.common.text.words import Analysis
 
 
 @dataclass(frozen=True)

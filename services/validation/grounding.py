@@ -18,6 +18,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from services.common.embedding import EmbeddingCache
+from services.common.text.words import Analysis
 from services.validation.claim_model import ClaimModel, doubtful_claims, shipped_claim_model
 from services.validation.claims import CitationMarker, Claim, find_citations, split_claims
 from services.validation.commands import command_notes
@@ -33,7 +34,6 @@ from services.validation.support import (
     lexical_evidence,
     wants_similarity,
 )
-from services.validation.text import Analysis
 
 # Texts embedded per model call by a check, with a stop check between calls: a check embeds up
 # to every sentence of its context, thousands on a long one. 32 texts took about 1.5 s of model

@@ -24,10 +24,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from services.common.text.words import Analysis, capitalised_words, is_content_word, stem
 from services.validation.checks import HardCheckFailures, hard_check_failures
 from services.validation.claim_model import ClaimModel, claim_features
 from services.validation.evidence import ChunkEvidence, PassageMatch
-from services.validation.text import Analysis, capitalised_words, is_content_word, stem
 
 if TYPE_CHECKING:
     from services.validation.grounding import GroundingConfig

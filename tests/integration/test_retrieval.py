@@ -11,9 +11,9 @@ from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.commands.ingest import async_iter, to_document
 from services.common.clients import make_channel
 from services.common.embedding import local_embedding_model
+from services.common.text.prose import normalise
 from services.retrieval.config import RetrievalSettings
 from services.retrieval.ingest import read_folder
-from services.retrieval.sentences import normalise
 from services.retrieval.server import build_server
 from tests.grpc_helpers import field_violations
 

@@ -40,7 +40,7 @@ from services.agent.prompt import ANSWER_INSTRUCTIONS, answer_input, latest_ques
 from services.agent.search_query import MAX_QUERY_CHARS
 from services.agent.tools import TOOL_NAME, AskContext
 from services.common.logging import get_logger
-from services.validation.text import Analysis
+from services.common.text.words import Analysis
 
 log = get_logger("glossator.agent.llm")
 

@@ -19,6 +19,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from services.common.text.lists import read_list
+
 # Control tokens of the common chat templates (ChatML/Qwen, Llama 2 and 3, Mistral, Gemma, Phi,
 # DeepSeek). Any other <|name|> is a control token too: it is stripped.
 _TEMPLATE_TOKEN = re.compile(
@@ -29,18 +31,7 @@ TURN_END_TOKENS = re.compile(
     r"|endofprompt|end▁of▁sentence)[|｜]>|<(?:start|end)_of_turn>|\[INST\]|</s>|<<SYS>>|<eos>",
     re.IGNORECASE,
 )
-_TOKEN_LITERALS = (
-    "[INST]",
-    "[/INST]",
-    "<<SYS>>",
-    "<</SYS>>",
-    "<s>",
-    "</s>",
-    "<bos>",
-    "<eos>",
-    "<start_of_turn>",
-)
-_TOKEN_LITERALS += ("<end_of_turn>",)
+_TOKEN_LITERALS = read_list(__package__, "wordlists/template_tokens.txt")
 _PARTIAL_BAR_TOKEN = re.compile(r"<(?:\|[\w.:▁-]{0,40}\|?|｜[\w.:▁-]{0,40}｜?)?")
 _LONGEST_TOKEN = 44
 # A turn that opens with its own header ("<|im_start|>assistant") goes on: only the header is dropped.
@@ -48,8 +39,7 @@ _HEADER_TOKENS = ("<|im_start|>", "<start_of_turn>", "<|start_header_id|>")
 _ANSWER_ROLES = ("assistant", "model")
 
 # Tags models wrap calls in (Qwen/Hermes <tool_call>, <tools>, Llama 3.1 <function=name>, ...).
-_TAG_NAME_LIST = ("tool_call", "tool_calls", "tool", "tools", "function_call", "function_calls", "function")
-_TAG_NAME_LIST += ("functions", "tool_use", "toolcall", "tool_code")
+_TAG_NAME_LIST = read_list(__package__, "wordlists/tool_call_tags.txt")
 _TAG_NAMES = "|".join(sorted(_TAG_NAME_LIST, key=len, reverse=True))
 _TAG = re.compile(rf"</?(?:{_TAG_NAMES})(?:[\s=/][^<>]{{0,200}})?>", re.IGNORECASE)
 _CLOSING_TAG = re.compile(rf"</(?:{_TAG_NAMES})\s*>", re.IGNORECASE)
@@ -62,16 +52,7 @@ _WRAPPED = re.compile(
 )
 _CALL_WORDING = re.compile(r"(?:tool|function)[\s_-]*calls?\s*:|(?:action|tool|function)\s*:", re.IGNORECASE)
 # The same wording, normalised, for telling whether a start still could become it.
-_CALL_WORDING_LITERALS = (
-    "tool call:",
-    "tool calls:",
-    "function call:",
-    "function calls:",
-    "toolcall:",
-    "action:",
-    "tool:",
-    "function:",
-)
+_CALL_WORDING_LITERALS = read_list(__package__, "wordlists/tool_call_wording.txt")
 _FUNCTION_STYLE = re.compile(r"([A-Za-z_][\w.]*)\s*\((.*)\)\s*;?", re.DOTALL)
 _NAME_KEYS = ("name", "function", "tool", "tool_name")
 _ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")

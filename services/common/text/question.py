@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from services.validation.text import Analysis
+from services.common.text.words import Analysis
 
 
 class QueryType(StrEnum):

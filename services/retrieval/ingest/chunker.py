@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from services.common.text.units import line_sentences
 from services.retrieval.ingest.documents import (
     STORED_SIZE_ALLOWANCE,
     STORED_SIZE_FACTOR,
@@ -66,7 +66,6 @@ CHUNK_NAMESPACE = uuid.UUID("bc851809-aa6e-46c8-9f87-e9a2432fca97")
 """Fixed namespace of chunk ids: uuid5(CHUNK_NAMESPACE, f"{document_id}:{chunk_index}:{content_hash}")."""
 
 _WHOLE_BLOCKS = ("code", "table")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 CountTokens = Callable[[str], int]
 
@@ -107,8 +106,9 @@ class _Chunk:
         return (units[0].text + "".join(unit.separator + unit.text for unit in units[1:])).strip("\n")
 
 
-# Bump when the parsing or chunking rules change: unchanged documents are then re-chunked too.
-RULES_VERSION = "2"
+# Bump when the parsing or chunking rules, or the sparse terms (services/common/text `stem`, the
+# search stop words), change: unchanged documents are then re-chunked and re-encoded too.
+RULES_VERSION = "3"
 
 
 def chunk_id(document_id: str, chunk_index: int, content_hash: str) -> str:
@@ -287,7 +287,7 @@ def _atoms(text: str, separator: str) -> list[tuple[str, str]]:
     """(piece, separator) pairs: the text's lines, each cut into sentences."""
     atoms = []
     for line_index, line in enumerate(text.split("\n")):
-        for sentence_index, sentence in enumerate(_SENTENCE_END.split(line)):
+        for sentence_index, sentence in enumerate(line_sentences(line)):
             if sentence_index:
                 atoms.append((sentence, " "))
             else:

@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
-from services.common.markdown_display import code_spans
+from services.common.text.display import code_spans
 from services.retrieval.ingest.documents import Block, Section
 
 SECTION_DEPTH = 3

@@ -36,7 +36,7 @@ _DATA_URI = re.compile(r"\bdata:(?:[\w.+-]+/[\w.+-]+)?(?:;[\w.+=-]+)*,[\w+/=%.~-
 # chose (pointing at another source, or at none). Not a link's text ("[1](url)") nor a reference.
 _CITATION_LIKE = re.compile(r"\[[ \t]*\d{1,4}(?:[ \t]*[,;][ \t]*\d{1,4})*[ \t]*\](?![(\[:])")
 # A Markdown link (text, then its url up to a space or the closing parenthesis); linear as in
-# markdown_display: no part can take the "[" that starts another try.
+# services/common/text/display.py: no part can take the "[" that starts another try.
 _MARKDOWN_LINK = re.compile(r"(?<!!)\[([^\[\]\n]*)\]\(\s*((?:[^()\[\]\s]|\([^()\[\]\s]*\))*)[^()\[\]\n]*\)")
 
 

@@ -19,7 +19,7 @@ import grpc
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.common.clients import make_channel
 from services.common.embedding import local_embedding_model
-from services.retrieval.sentences import normalise, prose_sentences
+from services.common.text.prose import normalise, prose_sentences
 
 # Short passages of a small robotics handbook, written for these tests.
 CHUNK_TEXTS = [

@@ -77,6 +77,12 @@ def test_filter_markers_and_marker_indexes():
             "First sentence here. [1]",
         ),
         ('He said "stop." Then more words follow here.', 30, 'He said "stop."'),
+        # "e.g." ends no sentence: the cut falls after the sentence that holds it.
+        (
+            "Use a sensor, e.g. a camera. It sees well in the dark and the rain.",
+            50,
+            "Use a sensor, e.g. a camera.",
+        ),
     ],
 )
 def test_cap_on_sentence_boundary(text: str, limit: int, expected: str):

@@ -6,9 +6,7 @@ import os
 import subprocess
 import sys
 
-import pytest
-
-from services.retrieval.sparse import SparseEncoder, stem, term_id, tokenize
+from services.retrieval.sparse import SparseEncoder, term_id, tokenize
 from services.retrieval.store import SparseVector
 
 
@@ -17,35 +15,7 @@ def test_tokenize_lowercases_normalises_and_drops_stop_words():
     assert tokenize("snake_case and CamelCase") == ["snak", "cas", "camelcas"]
     assert tokenize("ﬁne-tuning in 1846") == ["fin", "tun", "1846"]  # NFKC folds the ligature
     assert tokenize("the of and to") == []
-
-
-@pytest.mark.parametrize(
-    ("words", "stem_"),
-    [
-        (["create", "created", "creates", "creating"], "creat"),
-        (["study", "studies", "studied"], "study"),
-        (["run", "running", "runs"], "run"),
-        (["class", "classes"], "class"),
-        (["box", "boxes"], "box"),
-    ],
-)
-def test_stemming_conflates_inflections_of_one_word(words, stem_):
-    assert {stem(w) for w in words} == {stem_}
-
-
-@pytest.mark.parametrize(
-    ("word", "expected"),
-    [
-        ("analysis", "analysis"),
-        ("bus", "bus"),
-        ("need", "need"),
-        ("qdrant", "qdrant"),
-        ("1846", "1846"),
-        ("use", "use"),
-    ],
-)
-def test_stemming_leaves_words_that_are_not_inflected(word, expected):
-    assert stem(word) == expected
+    assert tokenize("studies studied") == ["studi", "studi"]  # the text layer's one stemmer
 
 
 def test_term_ids_are_stable_unsigned_32_bit_and_independent_of_hash_seed():

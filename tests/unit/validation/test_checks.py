@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from services.common.text.words import Analysis
 from services.validation.checks import missing_names, missing_numbers, unmatched_negations
 from services.validation.evidence import ChunkEvidence, rank_passages
 from services.validation.grounding import ContextChunk
-from services.validation.text import Analysis
 
 CONTEXT = (
     "Arthur's Magazine (1844–1846) was an American literary periodical published in Philadelphia. "

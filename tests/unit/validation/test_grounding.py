@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from services.common.text.words import Analysis
 from services.validation.grounding import ContextChunk, GroundingConfig, OfflineChecker
-from services.validation.text import Analysis
 
 CONTEXT = [
     ContextChunk(

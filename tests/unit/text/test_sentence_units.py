@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.validation.text import UnitKind, sentence_spans, sentence_units
+from services.common.text.units import UnitKind, line_sentences, sentence_ends, sentence_spans, sentence_units
 
 
 def units(text: str) -> list[tuple[str, str]]:
@@ -132,3 +132,20 @@ def test_a_sentence_ends_inside_bold_and_code_closers():
         "**Note.**",
         "Keep it short.",
     ]
+
+
+def test_sentence_ends_follow_closing_quotes_and_markers_but_not_abbreviations():
+    text = 'He said "stop." [1] Dr. Watson came, e.g. at noon. Then'
+    assert [text[:end] for end in sentence_ends(text)] == [
+        'He said "stop." [1]',
+        'He said "stop." [1] Dr. Watson came, e.g. at noon.',
+        text,
+    ]
+
+
+def test_line_sentences_keep_every_character_but_the_spaces_at_each_cut():
+    line = "  - Install it, e.g. with pip.   Then run it!  It was the 19th century.First light"
+    pieces = line_sentences(line)
+    assert pieces == ["  - Install it, e.g. with pip.", "Then run it!", "It was the 19th century.First light"]
+    assert " ".join(pieces).split() == line.split()
+    assert line_sentences("one line") == ["one line"] and line_sentences("") == [""]

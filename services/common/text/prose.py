@@ -1,8 +1,8 @@
 """Prose sentences of a chunk: what Search scores for highlights and the extractive answerer quotes.
 
-The chunk is cut by the validator's own splitter (services/validation/text.py `sentence_units`),
-so a highlight, a quoted sentence and the sentence the validator checks it against are the same
-unit. Only prose answers a question on its own, so these are left out:
+The chunk is cut by the one splitter (`units.sentence_units`), so a highlight, a quoted sentence
+and the sentence the validator checks it against are the same unit. Only prose answers a question
+on its own, so these are left out:
 - what is not prose: code, headings, table rows, lines of links, markup (fences, `:::note`,
   HTML/JSX tags, MDX imports);
 - lines introducing what follows ("as follows:") and questions (an FAQ's "Q: ...?");
@@ -10,9 +10,8 @@ unit. Only prose answers a question on its own, so these are left out:
   end like a sentence ("**Cause**: DDS configuration issues"), fewer than MIN_LIST_ITEM_WORDS
   ("Restart ROS 2 daemon" is a step, not an answer). A labelled figure ("**Era**: 2000-2018",
   "RAM: 16 GB") is a fact however short: the one place a book states it is often such a line.
-Words are counted in the text as displayed (services/common/markdown_display.py). Spans are
-offsets into the chunk text (in code points), so a client can highlight a sentence where it
-stands.
+Words are counted in the text as displayed (`display.display_text`). Spans are offsets into the
+chunk text (in code points), so a client can highlight a sentence where it stands.
 """
 
 from __future__ import annotations
@@ -20,8 +19,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from services.common.markdown_display import display_text
-from services.validation.text import PROSE_KINDS, TOKEN_RE, UnitKind, sentence_units
+from services.common.text.display import display_text
+from services.common.text.units import PROSE_KINDS, UnitKind, sentence_units
+from services.common.text.words import TOKEN_RE
 
 MIN_SENTENCE_WORDS = 3
 MIN_LIST_ITEM_WORDS = 5

@@ -14,13 +14,13 @@ import pytest
 
 from services.agent.citations import cap_answer, filter_markers, marker_indexes
 from services.agent.models.textguard import find_leaks, parse_text_tool_call, strip_template_tokens
-from services.common.markdown_display import display_text, show_links
+from services.common.text import units, words
+from services.common.text.display import display_text, show_links
+from services.common.text.prose import normalise, prose_sentences
 from services.retrieval.ingest import DocumentError, SourceDocument, parse_document
 from services.retrieval.ingest.headings import plain_heading_text, split_explicit_id
 from services.retrieval.ingest.markdown import parse_markdown, strip_mdx
-from services.retrieval.sentences import normalise, prose_sentences
 from services.retrieval.sparse import SparseEncoder
-from services.validation import text
 from services.validation.claims import find_citations, split_claims, strip_citations
 from services.validation.commands import command_notes
 
@@ -87,12 +87,13 @@ ROUTINES: dict[str, Callable[[str], object]] = {
     "strip_citations": strip_citations,
     "split_claims": split_claims,
     "command_notes": command_notes,
-    "validation tokens": text.tokens,
-    "capitalised_words": text.capitalised_words,
-    "attribution_span": text.attribution_span,
-    "unwrap_soft_breaks": text.unwrap_soft_breaks,
-    "sentence_units": text.sentence_units,
-    "line_kinds": lambda value: text.line_kinds(value.split("\n")),
+    "tokens": words.tokens,
+    "capitalised_words": words.capitalised_words,
+    "attribution_span": words.attribution_span,
+    "unwrap_soft_breaks": units.unwrap_soft_breaks,
+    "sentence_units": units.sentence_units,
+    "line_sentences": units.line_sentences,
+    "line_kinds": lambda value: units.line_kinds(value.split("\n")),
     "marker_indexes": marker_indexes,
     "filter_markers": lambda value: filter_markers(value, lambda number: number < 3),
     "cap_answer": lambda value: cap_answer(value, 2000),

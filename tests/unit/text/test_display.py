@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.common.markdown_display import display_text
-from services.validation.text import tokens
+from services.common.text.display import display_text
+from services.common.text.words import tokens
 
 
 @pytest.mark.parametrize(

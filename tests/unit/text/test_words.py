@@ -1,0 +1,36 @@
+"""The one stemmer (the validator's word analysis and Search's sparse vectors both use it)."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.common.text.words import stem
+
+
+@pytest.mark.parametrize(
+    ("words", "stem_"),
+    [
+        (["create", "created", "creates", "creating"], "creat"),
+        (["study", "studies", "studied"], "studi"),
+        (["run", "running", "runs"], "run"),
+        (["class", "classes"], "class"),
+        (["box", "boxes"], "box"),
+    ],
+)
+def test_stemming_conflates_inflections_of_one_word(words, stem_):
+    assert {stem(w) for w in words} == {stem_}
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("analysis", "analysis"),
+        ("bus", "bus"),
+        ("need", "need"),
+        ("qdrant", "qdrant"),
+        ("1846", "1846"),
+        ("use", "use"),
+    ],
+)
+def test_stemming_leaves_words_that_are_not_inflected(word, expected):
+    assert stem(word) == expected
