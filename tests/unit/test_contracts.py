@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.cli import documented_settings
+from services.commands.config import documented_settings
 from services.common.config_doc import config_reference
 from services.common.protos import PROTO_PACKAGE_DIR, generate, proto_files
 

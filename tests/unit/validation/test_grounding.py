@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.validation.grounding import ContextChunk, GroundingConfig, OfflineChecker
+from services.validation.grounding import ContextChunk, OfflineChecker
+from services.validation.grounding_config import GroundingConfig
 from services.validation.text import Analysis
 
 CONTEXT = [
