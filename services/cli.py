@@ -186,7 +186,7 @@ def _cmd_web(args: argparse.Namespace) -> int:
 def _serving(main) -> int:
     """Runs the servers until a signal (the process then ends); a port that cannot be bound is
     a clear error and exit code 2, not a traceback, and so is a local model that cannot be loaded."""
-    from services.common.model_export import ModelUnavailable
+    from services.common.model_files import ModelUnavailable
     from services.common.server import PortUnavailable, run_server_process
     from services.edge.proxy import EdgeUnavailable
 
