@@ -56,6 +56,7 @@ from services.commands.question_file import (
     load_questions,
     select,
 )
+from services.common.contract_limits import DEFAULT_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K, MIN_TOP_K
 
 EVAL_COLLECTION = "eval-squad"
 MODES = {
@@ -117,7 +118,12 @@ def add_parser(commands) -> None:
         "--collection",
         help=f"collection the documents go into (default {EVAL_COLLECTION}, or the question file's)",
     )
-    answers.add_argument("--top-k", type=int, default=5, help="chunks the agent retrieves, 1-20")
+    answers.add_argument(
+        "--top-k",
+        type=int,
+        default=DEFAULT_TOP_K,
+        help=f"chunks the agent retrieves, {MIN_TOP_K}-{MAX_TOP_K}",
+    )
     answers.add_argument("--concurrency", type=int, default=4, help="questions in flight")
     answers.add_argument("--timeout", type=float, default=120.0, help="deadline of each question, seconds")
     answers.add_argument("--json", action="store_true", help="print the figures as one JSON object")
@@ -239,7 +245,7 @@ async def _eval_retrieval(args: argparse.Namespace) -> int:
                     reply = await stub.Search(
                         retrieval_pb2.SearchRequest(
                             collection=args.collection,
-                            query=q.question[:1000],
+                            query=q.question[:MAX_QUERY_CHARS],
                             top_k=10,
                             min_relevance=0.0,
                             mode=mode_value,
@@ -335,7 +341,7 @@ async def _eval_grounding(args: argparse.Namespace) -> int:
             async def check(case: GroundingCase) -> tuple[bool, float]:
                 reply = await stub.Validate(
                     validation_pb2.ValidateRequest(
-                        query=case.query[:1000],
+                        query=case.query[:MAX_QUERY_CHARS],
                         response=case.answer,
                         context=[common_pb2.Chunk(chunk_id="context", text=case.context)],
                     ),
@@ -408,7 +414,10 @@ async def _eval_answers(args: argparse.Namespace) -> int:
             async def ask(q: SquadQuestion) -> tuple[SquadQuestion, agent_pb2.Response, bool]:
                 found, response = False, None
                 request = agent_pb2.AskRequest(
-                    query=q.question[:1000], collection=collection, user_id="eval", top_k=args.top_k
+                    query=q.question[:MAX_QUERY_CHARS],
+                    collection=collection,
+                    user_id="eval",
+                    top_k=args.top_k,
                 )
                 async for event in agent.AskStream(request, timeout=args.timeout):
                     kind = event.WhichOneof("event")
@@ -459,7 +468,7 @@ async def ask_question(
     """Asks through AskStream; returns what came back and the session the answer was given in.
     A failed call is recorded, unless the agent cannot be reached at all (that ends the run)."""
     request = agent_pb2.AskRequest(
-        query=question.question[:1000],
+        query=question.question[:MAX_QUERY_CHARS],
         session_id=session_id,
         user_id="eval",
         selected_text=question.selected_text,
