@@ -24,14 +24,9 @@ from glossator.v1 import agent_pb2, common_pb2, retrieval_pb2, retrieval_pb2_grp
 from services.agent.models.extractive import Weights, choose_sentences, compose_answer, parse_passages
 from services.agent.models.offline import NOT_COVERED
 from services.agent.tools import format_sources
-from services.commands.eval import (
-    EVAL_COLLECTION,
-    SquadQuestion,
-    answer_figures,
-    ingest_squad,
-    load_squad,
-    spread,
-)
+from services.commands.eval.shared import spread
+from services.commands.eval.squad import EVAL_COLLECTION, SquadQuestion, ingest_squad, load_squad
+from services.commands.eval.squad_answers import answer_figures
 from services.common.clients import make_channel
 from services.common.embedding import EmbeddingCache, local_embedding_model
 from services.retrieval.sentences import normalise

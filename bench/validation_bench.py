@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bench.harness import EVAL_DIR, run_load, start_services
 from glossator.v1 import common_pb2, validation_pb2, validation_pb2_grpc
-from services.commands.eval import load_halueval
+from services.commands.eval.grounding import load_halueval
 from services.common.clients import make_channel
 from services.common.contract_limits import MAX_QUERY_CHARS
 
