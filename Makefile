@@ -94,7 +94,7 @@ protos: setup
 
 # Rewrites README.md's configuration reference from the settings classes.
 readme-config: setup
-	$(PY) -m services.common.config_doc README.md
+	$(PY) -m services.commands.config README.md
 
 bench: setup-torch
 	$(PY) -m bench.run_all

@@ -23,14 +23,9 @@ from bench.harness import EVAL_DIR, ROOT, start_services
 from glossator.v1 import agent_pb2, common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.agent.extractive import NOT_COVERED, Weights, choose_sentences, compose_answer
 from services.agent.passages import Passage
-from services.commands.eval import (
-    EVAL_COLLECTION,
-    SquadQuestion,
-    answer_figures,
-    ingest_squad,
-    load_squad,
-    spread,
-)
+from services.commands.eval.shared import spread
+from services.commands.eval.squad import EVAL_COLLECTION, SquadQuestion, ingest_squad, load_squad
+from services.commands.eval.squad_answers import answer_figures
 from services.common.clients import make_channel
 from services.common.embedding import EmbeddingCache, local_embedding_model
 

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from bench.harness import HALVES
 from services.common.embedding import local_embedding_model
-from services.validation.grounding import ContextChunk, GroundingConfig, OfflineChecker
+from services.validation.grounding import ContextChunk, OfflineChecker
+from services.validation.grounding_config import GroundingConfig
 
 # (context, question, grounded answer, hallucinated answer) fields of the two HaluEval kinds.
 KINDS = {

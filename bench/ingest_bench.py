@@ -129,7 +129,7 @@ async def main() -> None:
 
     from sentence_transformers import SentenceTransformer
 
-    from services.common.model_export import packaged_model_dir
+    from services.common.model_files import packaged_model_dir
 
     peer_model = SentenceTransformer(str(packaged_model_dir()), device="cpu")
     peer_model.encode(["warm up"])

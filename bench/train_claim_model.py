@@ -26,8 +26,9 @@ from bench.harness import HALVES
 from services.common.embedding import local_embedding_model
 from services.validation.claim_model import FEATURES, MODEL_PATH, ClaimModel, claim_features
 from services.validation.grounding import ContextChunk, OfflineChecker, split_answer
+from services.validation.lexical import has_checkable_content
 from services.validation.stopping import StopSignal
-from services.validation.support import could_paraphrase, has_checkable_content
+from services.validation.support import could_paraphrase
 
 DEFAULT_DATA = (
     Path(__file__).resolve().parents[2] / "shared" / "eval" / "halueval" / "summarization_data.dev.jsonl"

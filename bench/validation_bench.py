@@ -16,8 +16,9 @@ from pathlib import Path
 
 from bench.harness import EVAL_DIR, run_load, start_services
 from glossator.v1 import common_pb2, validation_pb2, validation_pb2_grpc
-from services.commands.eval import load_halueval
+from services.commands.eval.grounding import load_halueval
 from services.common.clients import make_channel
+from services.common.contract_limits import MAX_QUERY_CHARS
 
 
 async def main() -> None:
@@ -29,7 +30,9 @@ async def main() -> None:
     cases = load_halueval(args.halueval, args.calls)
     requests = [
         validation_pb2.ValidateRequest(
-            query=c.query[:1000], response=c.answer, context=[common_pb2.Chunk(chunk_id="k", text=c.context)]
+            query=c.query[:MAX_QUERY_CHARS],
+            response=c.answer,
+            context=[common_pb2.Chunk(chunk_id="k", text=c.context)],
         )
         for c in cases
     ]

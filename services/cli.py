@@ -47,6 +47,11 @@ COMMANDS = {
     "report": Command(
         "report", "add_parser", "what the book is missing: most asked, declined, rated down, replaced (admin)"
     ),
+    "config": Command(
+        "config",
+        "add_parser",
+        "print the configuration reference (every env var) with the values in effect here",
+    ),
 }
 
 
@@ -100,51 +105,13 @@ def version() -> str:
         return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
 
 
-def _settings_classes() -> dict:
-    from services.agent.config import AgentSettings
-    from services.retrieval.config import RetrievalSettings
-    from services.validation.config import ValidationSettings
-
-    return {"retrieval": RetrievalSettings, "validation": ValidationSettings, "agent": AgentSettings}
-
-
-def documented_settings() -> dict:
-    """Every settings table of the configuration reference: the services', then the shared ones."""
-    from services.commands.connect import ClientSettings
-    from services.common.auth import AuthSettings
-    from services.common.embedding import EmbeddingSettings
-    from services.common.settings import SuiteDefaults
-    from services.common.tls import TlsSettings
-    from services.edge.config import EdgeSettings
-
-    shared = {
-        "suite (every service: the defaults their own settings override)": SuiteDefaults,
-        "edge (`glossator web`, `glossator up --web`: Envoy in front of the agent for browsers)": EdgeSettings,
-        "embedding (the local model, in every service)": EmbeddingSettings,
-        "auth (every service and client command)": AuthSettings,
-        "tls (every service and client)": TlsSettings,
-        "client (every command that connects to a running suite)": ClientSettings,
-    }
-    return {**_settings_classes(), **shared}
-
-
-def unknown_settings() -> list[str]:
-    """A warning for each GLOSSATOR_* variable of the environment (and of ./.env, which the
-    settings read too) that no setting reads, naming the nearest known one."""
-    from dotenv import dotenv_values
-
-    from services.common.config_doc import unknown_variable_warnings, variable_names
-
-    environment = {**dotenv_values(".env"), **os.environ}
-    return unknown_variable_warnings(environment, variable_names(documented_settings()))
-
-
 def _cmd_serve(args: argparse.Namespace) -> int:
+    from services.commands.config import service_settings, unknown_settings
     from services.common.logging import configure_logging
     from services.common.server import run_until_signal
     from services.suite import build_service
 
-    settings = _settings_classes()[args.service]()
+    settings = service_settings()[args.service]()
     configure_logging(settings.log_level, settings.log_format)
     say = _Announcer(settings.log_format)
     say.unknown_settings(unknown_settings())
@@ -159,6 +126,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
+    from services.commands.config import unknown_settings
     from services.common.logging import configure_logging
     from services.common.server import run_until_signal
     from services.suite import SuiteSettings, build_suite
@@ -218,7 +186,7 @@ def _cmd_web(args: argparse.Namespace) -> int:
 def _serving(main) -> int:
     """Runs the servers until a signal (the process then ends); a port that cannot be bound is
     a clear error and exit code 2, not a traceback, and so is a local model that cannot be loaded."""
-    from services.common.model_export import ModelUnavailable
+    from services.common.model_files import ModelUnavailable
     from services.common.server import PortUnavailable, run_server_process
     from services.edge.proxy import EdgeUnavailable
 
@@ -295,24 +263,6 @@ class _Announcer:
         self._say("ready (Ctrl-C or SIGTERM stops)", "ready")
 
 
-def _cmd_config(_args: argparse.Namespace) -> int:
-    from pydantic import ValidationError
-
-    from services.commands import exit_codes
-    from services.common.config_doc import config_reference, validation_problems
-
-    classes = documented_settings()
-    for warning in unknown_settings():
-        print(f"warning: {warning}", file=sys.stderr)
-    try:
-        print(config_reference(classes, effective=True), end="")
-    except ValidationError as error:
-        for problem in validation_problems(error, classes):
-            print(f"error: {problem}", file=sys.stderr)
-        return exit_codes.INVALID_ARGUMENT
-    return exit_codes.OK
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="glossator", description="Streamed, cited, validated answers about books and docs sites."
@@ -358,13 +308,6 @@ def build_parser() -> argparse.ArgumentParser:
     for name, command in COMMANDS.items():
         commands.add_lazy(name, command)
 
-    config = commands.add_parser(
-        "config",
-        help="print the configuration reference (every env var) with the values in effect here",
-        description="Every environment variable with its default, the value this environment and "
-        "./.env give it (secrets masked: shown as ****) and its meaning.",
-    )
-    config.set_defaults(func=_cmd_config)
     return parser
 
 

@@ -43,6 +43,7 @@ from services.agent.prompt import INSTRUCTIONS, build_input
 from services.agent.search_query import search_query
 from services.agent.sessions.model import Turn
 from services.agent.tools import AskContext, retrieval_tool, retrieval_tool_with_section
+from services.common.contract_limits import DEFAULT_TOP_K
 from services.common.errors import DeadlineExceeded, GlossatorError, Reason, Unavailable
 from services.common.logging import get_logger
 
@@ -60,7 +61,7 @@ class AnswerRequest:
 
     question: str
     collection: str = "default"
-    top_k: int = 5
+    top_k: int = DEFAULT_TOP_K
     min_relevance: float | None = None
     selected_text: str = ""
     user_context: Mapping[str, str] = field(default_factory=dict)

@@ -50,8 +50,8 @@ OFF_TOPIC_NOTE = "none of the retrieved passages answers the question, so neithe
 _NOT_ANSWERS = DECLINES | {NOT_SUPPORTED_ANSWER}
 
 Policy = Literal["annotate", "enforce", "off"]
-# The time left until a deadline, at most a cap: how a validation call gets its timeout.
-Timeout = Callable[[float], float]
+# A validation call's timeout: the time left until the deadline, at most the validation timeout.
+Timeout = Callable[[], float]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -170,7 +170,7 @@ class AnswerChecker:
         request = validation_pb2.ValidateRequest(query=query, response=answer, context=context)
         try:
             with observe_stage("validation"):
-                return await self._validation.Validate(request, timeout=self._timeout(10.0))
+                return await self._validation.Validate(request, timeout=self._timeout())
         except grpc.aio.AioRpcError as error:
             log.warning("validation_unavailable", code=error.code().name, details=error.details())
             return None

@@ -25,6 +25,7 @@ from services.agent.config import AgentSettings
 from services.agent.events import AgentEvent, AnswerDelta, AnswerFinished, Citation, ToolStep
 from services.agent.search_query import search_query
 from services.agent.sessions import SessionStore, Source, ToolCallRecord, Turn
+from services.common.contract_limits import DEFAULT_TOP_K
 from services.common.errors import FailedPrecondition
 from services.common.logging import get_logger
 from services.common.metrics import observe_stage
@@ -44,7 +45,7 @@ class Question:
     session_id: str = ""
     collection: str = "default"
     selected_text: str = ""
-    top_k: int = 5
+    top_k: int = DEFAULT_TOP_K
     min_relevance: float | None = None
     include_sources: bool = True
     user_context: Mapping[str, str] = field(default_factory=dict)
@@ -187,7 +188,7 @@ class Conversation:
         checker = AnswerChecker(
             self._validation,
             self._settings.validation_policy,
-            lambda cap: _remaining(deadline, min(cap, self._settings.validation_timeout_seconds)),
+            lambda: _remaining(deadline, self._settings.validation_timeout_seconds),
         )
         checked = await checker.check(question.query, finished)
         for number in checked.new_citations:
@@ -246,7 +247,9 @@ class Conversation:
         if question.min_relevance is not None:
             request.min_relevance = question.min_relevance
         try:
-            reply = await self._retrieval.Search(request, timeout=_remaining(deadline, 5.0))
+            reply = await self._retrieval.Search(
+                request, timeout=_remaining(deadline, self._settings.retrieval_timeout_seconds)
+            )
         except grpc.aio.AioRpcError:
             return None, None  # the run itself will meet the same problem and report it
         key = cache_key(

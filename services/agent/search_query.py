@@ -12,9 +12,9 @@ import re
 from collections.abc import Sequence
 
 from services.agent.sessions.model import Turn
+from services.common.contract_limits import MAX_QUERY_CHARS
 from services.common.text.words import Analysis
 
-MAX_QUERY_CHARS = 1000
 # Most of the budget left after the question that the reader's selection may take.
 _MAX_SELECTION_CHARS = 600
 # A question with this few content words of its own leans on what came before when it refers back.

@@ -36,6 +36,7 @@ from services.agent.sessions import (
 )
 from services.agent.sessions.lifecycle import quota_key
 from services.common.auth import caller
+from services.common.contract_limits import DEFAULT_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K, MIN_TOP_K
 from services.common.errors import FieldViolation, InvalidArgument, NotFound, PermissionDenied, Violations
 from services.common.metrics import count_feedback
 from services.common.text.question import QueryType
@@ -230,13 +231,13 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         """The validated question, and who asks it (for its quotas and its place among the running)."""
         s = self._settings
         v = Violations()
-        query = v.text("query", request.query, max_chars=1000)
+        query = v.text("query", request.query, max_chars=MAX_QUERY_CHARS)
         if request.session_id:
             _check_uuid("session_id", request.session_id, v)
         user_id = _user_id(request.user_id, v)
         v.text("selected_text", request.selected_text, max_chars=s.max_selected_text_chars, required=False)
-        top_k = request.top_k or 5
-        v.in_range("top_k", top_k, 1, 20)
+        top_k = request.top_k or DEFAULT_TOP_K
+        v.in_range("top_k", top_k, MIN_TOP_K, MAX_TOP_K)
         if request.HasField("min_relevance"):
             v.in_range("min_relevance", request.min_relevance, 0.0, 1.0)
         requested_collection = collection_name(request.collection, v)

@@ -28,14 +28,12 @@ from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.agent.events import AgentEvent, RetrievalResults, ToolError, ToolStep
 from services.agent.passages import Passage, render
 from services.agent.sessions.model import Source
+from services.common.contract_limits import MAX_EXTRACT_CHARS, MAX_QUERY_CHARS
 from services.common.errors import DeadlineExceeded, GlossatorError, Reason, Unavailable, collection_not_found
 
 TOOL_NAME = "retrieval_tool"
-MAX_QUERY_CHARS = 1000
 # Below this much time left, a Search cannot usefully run: fail fast instead of timing out.
 MIN_CALL_SECONDS = 0.05
-# Sources keep this much of their chunk text (the contract's extracted_text limit).
-MAX_EXTRACT_CHARS = 1000
 # Tool outputs are kept this long in the session history.
 MAX_RECORDED_OUTPUT_CHARS = 2000
 

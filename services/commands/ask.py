@@ -17,6 +17,7 @@ from google.protobuf.message import Message
 from glossator.v1 import agent_pb2, agent_pb2_grpc
 from services.commands import exit_codes
 from services.commands.connect import add_target_option, exit_code, explain_rpc_error, service_channel
+from services.common.contract_limits import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K
 
 _STATUS = {
     agent_pb2.VALIDATION_STATUS_VALIDATED: "validated",
@@ -56,7 +57,9 @@ def _question_options(parser: argparse.ArgumentParser) -> None:
         help="user id owning the session (default: anonymous, or the user your token names)",
     )
     parser.add_argument("--collection", default="default", help="collection (book) to answer from")
-    parser.add_argument("--top-k", type=int, default=5, help="chunks to retrieve, 1-20")
+    parser.add_argument(
+        "--top-k", type=int, default=DEFAULT_TOP_K, help=f"chunks to retrieve, {MIN_TOP_K}-{MAX_TOP_K}"
+    )
     parser.add_argument(
         "--timeout",
         type=_seconds,

@@ -12,6 +12,7 @@ from google.protobuf.json_format import MessageToDict
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.commands import exit_codes
 from services.commands.connect import add_target_option, explain_rpc_error, service_channel
+from services.common.contract_limits import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K
 from services.retrieval.search import snippet
 
 MODES = {
@@ -34,7 +35,9 @@ def add_parser(commands) -> None:
     parser = commands.add_parser("search")
     parser.add_argument("query")
     parser.add_argument("--collection", default="default")
-    parser.add_argument("--top-k", type=int, default=5, help="1-20 (default 5)")
+    parser.add_argument(
+        "--top-k", type=int, default=DEFAULT_TOP_K, help=f"{MIN_TOP_K}-{MAX_TOP_K} (default {DEFAULT_TOP_K})"
+    )
     parser.add_argument("--min-relevance", type=float, default=None, help="0-1 (default: the service's, 0.3)")
     parser.add_argument("--mode", choices=MODES, default="hybrid")
     parser.add_argument(

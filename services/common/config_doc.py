@@ -1,5 +1,5 @@
 """Renders the configuration reference (README section) from the settings classes themselves, and
-`glossator config`'s view of it with the values in effect."""
+`glossator config`'s view of it with the values in effect. Which classes: services/commands/config.py."""
 
 from __future__ import annotations
 
@@ -125,13 +125,8 @@ def validation_problems(error: ValidationError, settings_classes: dict[str, type
     return problems
 
 
-if __name__ == "__main__":
-    import sys
-    from pathlib import Path
-
-    from services.cli import documented_settings
-
-    readme = Path(sys.argv[1] if len(sys.argv) > 1 else "README.md")
+def readme_with_reference(readme: str, settings_classes: dict[str, type[BaseSettings]]) -> str:
+    """The README's text with the reference of `settings_classes` between its config markers."""
     start, end = "<!-- config:start -->\n", "<!-- config:end -->"
-    before, rest = readme.read_text().split(start, 1)
-    readme.write_text(before + start + config_reference(documented_settings()) + end + rest.split(end, 1)[1])
+    before, rest = readme.split(start, 1)
+    return before + start + config_reference(settings_classes) + end + rest.split(end, 1)[1]

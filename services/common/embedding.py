@@ -1,7 +1,7 @@
 """The local embedding model (all-MiniLM-L6-v2), shared by retrieval, validation and the agent.
 
 Three runtimes compute it (GLOSSATOR_EMBEDDING_RUNTIME):
-- `onnx-int8` (the default): onnxruntime on the graph exported by model_export, weights quantised
+- `onnx-int8` (the default): onnxruntime on the graph exported by services.model_export, weights quantised
   to int8 per channel. Vectors at cosine 0.99 to float32, retrieval quality unchanged on held-out
   SQuAD, several times faster (README, "Embedding runtime").
 - `onnx-float32`: the same graph in float32, the same vectors as PyTorch (cosine 1.000000).
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -30,7 +31,7 @@ import numpy as np
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from services.common import model_export
+from services.common import model_files
 
 LOCAL_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSIONS = 384
@@ -95,7 +96,7 @@ class LocalEmbeddingModel:
         self.runtime = runtime
         self.name = model_name(runtime)
         self.dimensions = DIMENSIONS
-        self.max_tokens = model_export.MAX_TOKENS
+        self.max_tokens = model_files.MAX_TOKENS
         self.executor = executor
         self.workers = workers
         self._encode = encode
@@ -131,11 +132,11 @@ class LocalEmbeddingModel:
 
 
 @cache
-def _verified_export(runtime: Runtime, model_dir: Path | None) -> model_export.ExportedModel:
+def _verified_export(runtime: Runtime, model_dir: Path | None) -> model_files.ExportedModel:
     """The runtime's export (float32's for torch, whose tokenizer it shares), verified once per
     process: the model and the token counter both need it, and each check hashes 100-200 MB."""
     variant = "float32" if runtime == "torch" else runtime.removeprefix("onnx-")
-    return model_export.ensure_exported(variant, model_dir or model_export.default_cache_dir())
+    return model_files.ensure_exported(variant, model_dir or model_files.default_cache_dir())
 
 
 @cache
@@ -169,7 +170,7 @@ def _onnx_encoder(runtime: Runtime, settings: EmbeddingSettings) -> Embed:
         str(exported.model_path), options, providers=["CPUExecutionProvider"]
     )
     tokenizer = Tokenizer.from_file(str(exported.tokenizer_path))
-    tokenizer.enable_truncation(model_export.MAX_TOKENS)
+    tokenizer.enable_truncation(model_files.MAX_TOKENS)
     tokenizer.no_padding()
 
     def encode(texts: list[str]) -> np.ndarray:
@@ -195,7 +196,7 @@ def _torch_encoder() -> Embed:
         import torch
         from sentence_transformers import SentenceTransformer
     except ImportError:
-        raise model_export.ModelUnavailable(
+        raise model_files.ModelUnavailable(
             "GLOSSATOR_EMBEDDING_RUNTIME=torch needs PyTorch: pip install 'glossator[torch]' "
             "(or use onnx-float32, which gives the same vectors)"
         ) from None
@@ -206,7 +207,7 @@ def _torch_encoder() -> Embed:
     # Through the root logger (JSON lines in json mode), not transformers' own stderr handler.
     transformers_logging.disable_default_handler()
     transformers_logging.enable_propagation()
-    model = SentenceTransformer(str(model_export.packaged_model_dir()), device="cpu")
+    model = SentenceTransformer(str(model_files.packaged_model_dir()), device="cpu")
     model.eval()
 
     def encode(texts: list[str]) -> np.ndarray:
@@ -279,3 +280,32 @@ class EmbeddingCache:
             while len(self._vectors) > self._max_entries:
                 self._vectors.popitem(last=False)
         return np.stack([found[text] for text in texts])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Exports (or verifies) the model's variants ahead of time.
+
+    At image build, or into a shared volume, so that no service start has to."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m services.common.embedding", description=main.__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--dir", type=Path, default=None, help="default: GLOSSATOR_EMBEDDING_MODEL_DIR or the cache"
+    )
+    parser.add_argument("--variant", choices=(*model_files.VARIANTS, "all"), default="all")
+    args = parser.parse_args(argv)
+    folder = args.dir or EmbeddingSettings().model_dir or model_files.default_cache_dir()
+    for variant in model_files.VARIANTS if args.variant == "all" else (args.variant,):
+        try:
+            exported = model_files.ensure_exported(variant, folder)
+        except model_files.ModelUnavailable as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        print(f"{variant}: {exported.model_path} sha256 {exported.manifest['files'][model_files.MODEL_FILE]}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -41,6 +41,7 @@ from services.common.errors import (
     InvalidArgument,
     ResourceExhausted,
 )
+from services.common.infrastructure_rpcs import INFRASTRUCTURE_SERVICES
 from services.common.limits import ConcurrencyLimit
 from services.common.metrics import rpc_finished, rpc_started
 
@@ -51,8 +52,6 @@ RETRY_AFTER_KEY = "retry-after"
 # gRPC's retry pushback trailer: a negative value tells the client's retry policy not to retry.
 RETRY_PUSHBACK_KEY = "grpc-retry-pushback-ms"
 _SAFE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
-# Never refused for load nor asked for a token: probes and tooling must get through to a busy server.
-INFRASTRUCTURE_SERVICES = frozenset({"grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"})
 # By (request streaming, response streaming).
 _HANDLER_FACTORIES = {
     (False, False): grpc.unary_unary_rpc_method_handler,

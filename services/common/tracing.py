@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
+from services.common.infrastructure_rpcs import INFRASTRUCTURE_SERVICES
+
 if TYPE_CHECKING:
     import grpc
     from opentelemetry.sdk.trace import TracerProvider
@@ -126,8 +128,6 @@ def stage_span(stage: str) -> AbstractContextManager[object]:
 def _traced_calls():
     """Every call but health and reflection."""
     from opentelemetry.instrumentation.grpc.filters import any_of, negate, service_name
-
-    from services.common.interceptors import INFRASTRUCTURE_SERVICES
 
     return negate(any_of(*(service_name(name) for name in sorted(INFRASTRUCTURE_SERVICES))))
 

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
+from services.common.contract_limits import DEFAULT_TOP_K, MAX_QUERY_CHARS, MAX_TOP_K, MIN_TOP_K
 from services.common.settings import ServiceSettings
 
 
@@ -31,11 +32,13 @@ class RetrievalSettings(ServiceSettings):
     embedding_dimensions: int = Field(
         0, ge=0, description="Vector size of that model (0: asked from the endpoint)."
     )
-    default_top_k: int = Field(5, ge=1, le=20, description="top_k when a search does not say.")
+    default_top_k: int = Field(
+        DEFAULT_TOP_K, ge=MIN_TOP_K, le=MAX_TOP_K, description="top_k when a search does not say."
+    )
     default_min_relevance: float = Field(
         0.3, ge=0, le=1, description="min_relevance when a search does not say."
     )
-    max_query_chars: int = Field(1000, ge=1, description="Longest query accepted.")
+    max_query_chars: int = Field(MAX_QUERY_CHARS, ge=1, description="Longest query accepted.")
     chunk_max_tokens: int = Field(
         224,
         ge=32,

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import grpc
 
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
+from services.common.contract_limits import MAX_TOP_K, MIN_TOP_K
 from services.common.errors import InvalidArgument, NotFound, ResourceExhausted, Violations
 from services.common.limits import ConcurrencyLimit
 from services.common.wire import collection_name, timestamp
@@ -90,7 +91,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         collection = collection_name(request.collection, v)
         text = v.text("query", request.query, max_chars=s.max_query_chars)
         top_k = request.top_k or s.default_top_k
-        v.in_range("top_k", top_k, 1, 20)
+        v.in_range("top_k", top_k, MIN_TOP_K, MAX_TOP_K)
         min_relevance = (
             request.min_relevance if request.HasField("min_relevance") else s.default_min_relevance
         )

@@ -4,11 +4,11 @@ from services.validation.grounding import (
     ClaimVerdict,
     ContextChunk,
     GroundingChecker,
-    GroundingConfig,
     GroundingResult,
     OfflineChecker,
     UnsupportedSpan,
 )
+from services.validation.grounding_config import GroundingConfig
 
 __all__ = [
     "ClaimVerdict",

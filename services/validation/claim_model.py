@@ -33,7 +33,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from services.common.text.words import Analysis
-    from services.validation.support import LexicalEvidence
+    from services.validation.lexical import LexicalEvidence
 
 # The model shipped with the package (written by bench/train_claim_model.py).
 MODEL_PATH = Path(__file__).with_name("claim_model.json")

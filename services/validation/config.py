@@ -7,8 +7,9 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
+from services.common.contract_limits import MAX_QUERY_CHARS
 from services.common.settings import ServiceSettings
-from services.validation.grounding import GroundingConfig
+from services.validation.grounding_config import GroundingConfig
 
 
 class ValidationSettings(ServiceSettings):
@@ -26,7 +27,7 @@ class ValidationSettings(ServiceSettings):
     judge_api_key: str = Field("", description="API key of the LLM judge endpoint.")
     judge_timeout_seconds: float = Field(30.0, gt=0, description="Timeout of one judge call.")
     max_answer_chars: int = Field(20_000, ge=1, description="Longest answer accepted.")
-    max_query_chars: int = Field(1000, ge=1, description="Longest query accepted.")
+    max_query_chars: int = Field(MAX_QUERY_CHARS, ge=1, description="Longest query accepted.")
     max_context_chunks: int = Field(100, ge=1, description="Most context chunks in one request.")
     max_chunk_chars: int = Field(20_000, ge=1, description="Longest context chunk accepted.")
     # Bounds on the work of one check, which grows with the answer's claims times the context's

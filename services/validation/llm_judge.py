@@ -19,11 +19,11 @@ from services.validation.claims import Claim
 from services.validation.grounding import (
     ClaimAssessment,
     ContextChunk,
-    GroundingConfig,
     GroundingResult,
     assemble_result,
     split_answer,
 )
+from services.validation.grounding_config import GroundingConfig
 from services.validation.stopping import StopSignal
 
 INSTRUCTIONS = """You check whether an answer is grounded in context passages.

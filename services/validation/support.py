@@ -22,30 +22,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from services.common.text.words import Analysis, capitalised_words, is_content_word, stem
-from services.validation.checks import HardCheckFailures, hard_check_failures
+from services.common.text.words import Analysis, is_content_word, stem
 from services.validation.claim_model import ClaimModel, claim_features
-from services.validation.evidence import ChunkEvidence, PassageMatch
-
-if TYPE_CHECKING:
-    from services.validation.grounding import GroundingConfig
-
-
-@dataclass(frozen=True)
-class LexicalEvidence:
-    """What words and hard checks say about a claim against one chunk (no embedding needed)."""
-
-    chunk_index: int
-    match: PassageMatch
-    hard_checks: HardCheckFailures
-    unsupported_mass: float  # words absent from the chunk, plus a fraction of those outside the passage
-    coverage: float
-
-    @property
-    def failures(self) -> list[str]:
-        return self.hard_checks.reasons
+from services.validation.evidence import PassageMatch
+from services.validation.grounding_config import GroundingConfig
+from services.validation.lexical import LexicalEvidence
 
 
 @dataclass(frozen=True)
@@ -55,29 +37,6 @@ class ChunkVerdict:
     score: float
     reason: str
     doubt: float = 0.0  # −log P(supported) by the claim model; 0 for a direct answer
-
-
-def has_checkable_content(claim: Analysis) -> bool:
-    """False for "Yes." or "That is right.": nothing in them can be looked up."""
-    return bool(claim.term_set or claim.numbers or capitalised_words(claim.text))
-
-
-def lexical_evidence(
-    claim: Analysis, chunk: ChunkEvidence, ranked: list[PassageMatch], config: GroundingConfig
-) -> LexicalEvidence:
-    """Evidence from the chunk's passages ranked best first (see evidence.rank_passages)."""
-    match = ranked[0]
-    hard_checks = hard_check_failures(
-        claim,
-        chunk,
-        [m.passage for m in ranked[: config.negation_passages]],
-        numbers=config.check_numbers,
-        names=config.check_names,
-        negations=config.check_negations,
-    )
-    mass = len(match.novel_terms) + config.outside_passage_weight * len(match.outside_terms)
-    coverage = max(0.0, 1.0 - mass / len(claim.term_set)) if claim.term_set else 1.0
-    return LexicalEvidence(chunk.index, match, hard_checks, mass, coverage)
 
 
 _REPHRASING_RE = re.compile(

@@ -163,7 +163,7 @@ def validate_schema(objects: Iterable[dict]) -> list[Violation]:
 def glossator_settings() -> dict[str, str | None]:
     """Every variable of `glossator config` with its default (None: unset), plus the client
     commands' GLOSSATOR_<SERVICE>_TARGET (services/commands/connect.py)."""
-    from services.cli import documented_settings
+    from services.commands.config import documented_settings
     from services.common.config_doc import config_reference
 
     reference = config_reference(documented_settings())
@@ -561,7 +561,7 @@ def _settings_parse(objects: list[dict]) -> Iterator[Violation]:
     from Secrets stand in as 32 characters)."""
     from pydantic import ValidationError
 
-    from services.cli import documented_settings
+    from services.commands.config import documented_settings
 
     classes = documented_settings()
     for workload, container, service in _glossator_containers(objects):

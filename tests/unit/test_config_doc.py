@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from services.cli import documented_settings, main
+from services.cli import main
 from services.commands import exit_codes
+from services.commands.config import documented_settings
 from services.common.config_doc import MASK, config_reference
 
 

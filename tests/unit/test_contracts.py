@@ -6,7 +6,7 @@ from pathlib import Path
 
 import glossator.v1
 from scripts.protos import STUB_DIR, committed_stubs, fresh_stubs, proto_files
-from services.cli import documented_settings
+from services.commands.config import documented_settings
 from services.common.config_doc import config_reference
 
 ROOT = Path(__file__).resolve().parents[2]

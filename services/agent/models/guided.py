@@ -37,8 +37,8 @@ from services.agent.models.response_stream import ResponseWriter, function_call
 from services.agent.models.textguard import ProseGate, parse_text_tool_call
 from services.agent.passages import Passage
 from services.agent.prompt import ANSWER_INSTRUCTIONS, answer_input, latest_question
-from services.agent.search_query import MAX_QUERY_CHARS
 from services.agent.tools import TOOL_NAME, AskContext
+from services.common.contract_limits import MAX_QUERY_CHARS
 from services.common.logging import get_logger
 from services.common.text.words import Analysis
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from services.common.embedding import local_embedding_model
-from services.validation.grounding import GroundingConfig, OfflineChecker
+from services.validation.grounding import OfflineChecker
+from services.validation.grounding_config import GroundingConfig
 
 
 class CountingModel:

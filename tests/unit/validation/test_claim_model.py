@@ -14,7 +14,8 @@ from services.validation.claim_model import (
     doubtful_claims,
     shipped_claim_model,
 )
-from services.validation.grounding import ContextChunk, GroundingConfig, OfflineChecker
+from services.validation.grounding import ContextChunk, OfflineChecker
+from services.validation.grounding_config import GroundingConfig
 
 CONTEXT = [
     ContextChunk("lighthouse", "The Hook Head lighthouse was built in 1902 by the Irish Lights board."),

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from services.common.text.words import Analysis
-from services.validation.grounding import ContextChunk, GroundingConfig, OfflineChecker
+from services.validation.grounding import ContextChunk, OfflineChecker
+from services.validation.grounding_config import GroundingConfig
 
 CONTEXT = [
     ContextChunk(

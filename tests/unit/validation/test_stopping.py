@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from services.common.errors import DeadlineExceeded
-from services.validation.grounding import EMBED_BATCH, ContextChunk, GroundingConfig, OfflineChecker
+from services.validation.grounding import EMBED_BATCH, ContextChunk, OfflineChecker
+from services.validation.grounding_config import GroundingConfig
 from services.validation.stopping import CheckAbandoned, StopSignal
 
 # Thirty chunks whose sentences all share words with ANSWER, a direct answer with every word in
