@@ -126,6 +126,10 @@ class SessionStore(ABC):
         """Ids of the quota key's `count` least recently active sessions not ended and active since
         `active_since`, least recent first."""
 
+    async def _forget_open(self, key: str, session_id: str) -> None:  # noqa: B027 (a no-op by default)
+        """Drops an ended or forgotten session from the quota key's open ones: only a backend that
+        keeps that index apart from the records has anything to do."""
+
     @abstractmethod
     async def _stored_bytes(self, key: str) -> int:
         """The bytes of turns kept by the quota key's sessions not yet forgotten (`stored_bytes`)."""
@@ -212,6 +216,10 @@ class SessionStore(ABC):
         for session_id in await self._least_recent_open(key, now - self.config.expire_after, count):
             with suppress(NotFound):
                 await self._update(session_id, lambda record: self.lifecycle.after_end(record, now))
+            # Ended now, or before, or forgotten by its TTL: either way it holds no room, even where
+            # the index still lists it (an entry the record no longer matches must not lock the
+            # caller out until the index expires).
+            await self._forget_open(key, session_id)
             log.info("session_rolled_over", session_id=session_id)
 
     async def get(self, session_id: str, user_id: str, *, with_turns: bool = True) -> Session:

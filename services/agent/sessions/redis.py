@@ -318,6 +318,10 @@ class RedisSessionStore(SessionStore):
                 num=count,
             )
 
+    async def _forget_open(self, key: str, session_id: str) -> None:
+        with self._errors():
+            await self._redis.zrem(self._open_by_quota_key(key), session_id)
+
     async def _update_turn(self, session_id: str, query_id: str, change: TurnChange) -> Turn | None:
         key, turns_key = self._session_key(session_id), self._turns_key(session_id)
 

@@ -425,3 +425,20 @@ async def test_anonymous_callers_roll_over_only_their_own_sessions(open_store, c
     assert not (await store.get(alices, "anonymous")).state.ended
     states = [(await store.get(session_id, "anonymous")).state.ended for session_id in mallorys]
     assert states == [True, True, True, False, False]
+
+
+async def test_a_session_ended_but_still_listed_open_never_locks_its_caller_out(
+    open_store, clock: FakeClock
+) -> None:
+    """An index entry that outlived its session's ending (written by an earlier version, or left
+    by a record Redis forgot) counted against the caller's open sessions for good: every new
+    session was refused RESOURCE_EXHAUSTED until the index expired a day later."""
+    store = await open_store(SessionConfig(max_open_per_user=1))
+    key = quota_key("anonymous", "address:192.0.2.7")
+    stale = (await store.create("anonymous", "book", key)).session_id
+    await store._update(stale, lambda record: store.lifecycle.after_end(record, clock()))
+    if hasattr(store, "_open_by_quota_key"):  # Redis keeps the index apart: put the stale entry back
+        await store._redis.zadd(store._open_by_quota_key(key), {stale: 10**18})
+    clock.advance(seconds=1)
+    fresh = await store.create("anonymous", "book", key)
+    assert not (await store.get(fresh.session_id, "anonymous")).state.ended
