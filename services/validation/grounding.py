@@ -18,6 +18,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from services.common.embedding import EmbeddingCache
+from services.common.text.question import asks_for_other_words
 from services.validation.claim_model import ClaimModel, doubtful_claims, shipped_claim_model
 from services.validation.claims import CitationMarker, Claim, find_citations, split_claims
 from services.validation.commands import command_notes
@@ -27,7 +28,6 @@ from services.validation.stopping import StopSignal
 from services.validation.support import (
     ChunkVerdict,
     LexicalEvidence,
-    asks_for_rephrasing,
     has_checkable_content,
     judge_claim,
     lexical_evidence,
@@ -406,7 +406,7 @@ class OfflineChecker:
     ) -> GroundingResult:
         """The check, on the calling thread."""
         claims = split_answer(answer, self.config)
-        assessments = self.assess(claims.checkable, context, stop, asks_for_rephrasing(query))
+        assessments = self.assess(claims.checkable, context, stop, asks_for_other_words(query))
         threshold = self.config.threshold if threshold is None else threshold
         return assemble_result(answer, claims, assessments, context, expected_sources, threshold, self.name)
 

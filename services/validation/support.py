@@ -20,7 +20,6 @@ Two regimes, chosen per answer:
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -80,18 +79,6 @@ def lexical_evidence(
     return LexicalEvidence(chunk.index, match, hard_checks, mass, coverage)
 
 
-_REPHRASING_RE = re.compile(
-    r"\b(?:explain|simpl(?:er|ify|y put)|in other words|rephrase|paraphrase|summari[sz]e"
-    r"|plain (?:english|words|terms))\b",
-    re.IGNORECASE,
-)
-
-
-def asks_for_rephrasing(query: str) -> bool:
-    """Whether the reader asks for other words ("Explain this in simpler words", "Summarise it")."""
-    return bool(_REPHRASING_RE.search(query))
-
-
 def wants_similarity(evidence: LexicalEvidence, direct: bool, rephrasing: bool) -> bool:
     """Only a direct answer whose words alone cannot decide (all there, but not as the same
     phrases, or reworded where the question asks for that) is compared by embedding; the claim
@@ -111,7 +98,7 @@ def judge_claim(
     rephrasing: bool,
 ) -> ChunkVerdict:
     """model: the claim model for a claim of a longer answer; None for a direct answer.
-    rephrasing: the question asks for other words (see asks_for_rephrasing)."""
+    rephrasing: the question asks for other words (asks_for_other_words)."""
     if model is not None:
         doubt = model.doubt(claim_features(claim, evidence))
         if not could_paraphrase(claim, evidence, config):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from glossator.v1 import validation_pb2
 from services.agent.answer_check import add_markers
-from services.agent.prompt import ANSWER_REQUEST, answer_input, build_input
+from services.agent.prompt import QUOTING, answer_input, build_input
 from services.agent.sessions.model import ToolCallRecord, Turn
 
 
@@ -56,7 +56,7 @@ def test_the_answer_turn_writes_the_passages_into_the_question():
     assert question.startswith(
         "Passages from the book:\n[1] A topic is a named bus.\n\n[3] Nodes publish.\n\n"
     )
-    assert "> Nodes publish." in question and question.endswith(f"Question: And a topic?\n{ANSWER_REQUEST}")
+    assert "> Nodes publish." in question and question.endswith(f"Question: And a topic?\n{QUOTING.request}")
     assert "Earlier search" not in str(messages) and "##" not in question
 
 
