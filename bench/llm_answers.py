@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -47,13 +48,14 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
 
 from bench.harness import ROOT, percentile, start_services
-from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
+from glossator.v1 import agent_pb2, agent_pb2_grpc, common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.agent.citations import marker_indexes
 from services.agent.config import AgentSettings
 from services.agent.models.textguard import find_leaks
@@ -116,6 +118,8 @@ class Outcome:
     model: str = ""
     session_id: str = ""
     chunks_retrieved: int = 0
+    # The chunks of the first retrieval event, as Search scored them.
+    first_retrieval: list[common_pb2.ScoredChunk] = field(default_factory=list, repr=False)
     streamed: str = ""
     first_token_ms: float | None = None
     total_ms: float = 0.0
@@ -146,6 +150,7 @@ async def ask(
                 outcome.model, outcome.session_id = event.started.model, event.started.session_id
             elif kind == "retrieval":
                 outcome.chunks_retrieved = max(outcome.chunks_retrieved, len(event.retrieval.chunks))
+                outcome.first_retrieval = outcome.first_retrieval or list(event.retrieval.chunks)
             elif kind == "answer_delta":
                 if outcome.first_token_ms is None:
                     outcome.first_token_ms = (time.perf_counter() - start) * 1000
@@ -377,21 +382,13 @@ def print_totals(t: dict, out=sys.stdout) -> None:
     print(f"answered by: {', '.join(f'{m} ({n})' for m, n in t['models'].items()) or 'no model'}", file=out)
 
 
-async def run(args: argparse.Namespace) -> int:
-    qset = load_questions(args.questions)
-    ids = [i for i in args.ids.split(",") if i]
-    questions = select(qset.questions, args.split, ids)
-    chosen = f"ids {', '.join(q.id for q in questions)}" if ids else f"split {args.split}"
-    extra_env, expected_model, endpoint = model_env(args.offline, args.timeout)
-    log = sys.stderr if args.json else sys.stdout
-    print(
-        f"{qset.path.name}: {len(questions)} questions ({chosen}) on {qset.corpus}, "
-        f"collection {qset.collection}\nmodel: {expected_model} ({endpoint})\n"
-        f"flags: {' '.join(f'{letter}={key}' for letter, key in FLAGS)}",
-        file=log,
-    )
-    args.data_dir.mkdir(parents=True, exist_ok=True)
-    service = await start_services(args.data_dir, ["agent", "retrieval", "validation"], extra_env)
+@contextlib.asynccontextmanager
+async def answering_suite(
+    qset: QuestionSet, data_dir: Path, extra_env: dict[str, str], log
+) -> AsyncIterator[agent_pb2_grpc.AgentServiceStub]:
+    """`glossator up` in its own process with the question file's book ingested: its agent."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    service = await start_services(data_dir, ["agent", "retrieval", "validation"], extra_env)
     try:
         async with make_channel(f"127.0.0.1:{service.ports['retrieval']}") as channel:
             summary = await ingest_folder(
@@ -405,17 +402,33 @@ async def run(args: argparse.Namespace) -> int:
             file=log,
         )
         async with make_channel(f"127.0.0.1:{service.ports['agent']}") as channel:
-            agent = agent_pb2_grpc.AgentServiceStub(channel)
-            records = await run_questions(
-                agent,
-                qset,
-                questions,
-                args.timeout,
-                lambda r: print(question_line(r), file=log, flush=True),
-                args.concurrency,
-            )
+            yield agent_pb2_grpc.AgentServiceStub(channel)
     finally:
         service.stop()
+
+
+async def run(args: argparse.Namespace) -> int:
+    qset = load_questions(args.questions)
+    ids = [i for i in args.ids.split(",") if i]
+    questions = select(qset.questions, args.split, ids)
+    chosen = f"ids {', '.join(q.id for q in questions)}" if ids else f"split {args.split}"
+    extra_env, expected_model, endpoint = model_env(args.offline, args.timeout)
+    log = sys.stderr if args.json else sys.stdout
+    print(
+        f"{qset.path.name}: {len(questions)} questions ({chosen}) on {qset.corpus}, "
+        f"collection {qset.collection}\nmodel: {expected_model} ({endpoint})\n"
+        f"flags: {' '.join(f'{letter}={key}' for letter, key in FLAGS)}",
+        file=log,
+    )
+    async with answering_suite(qset, args.data_dir, extra_env, log) as agent:
+        records = await run_questions(
+            agent,
+            qset,
+            questions,
+            args.timeout,
+            lambda r: print(question_line(r), file=log, flush=True),
+            args.concurrency,
+        )
     figures = totals(records)
     unexpected = set(figures["models"]) - {expected_model}
     if unexpected:
