@@ -244,8 +244,12 @@ def _replaced_note(model: str, reason: str, verdict: validation_pb2.ValidateResp
     """Why the answer of `model` was replaced, for the notes of the verdict delivered instead."""
     if verdict is None:
         return f"the answer of {model} was replaced ({reason}): it was empty"
-    reasons = [note for note in verdict.notes if note in (WRONG_REFUSAL_NOTE, OFF_TOPIC_NOTE)]
-    reasons += [f"“{claim.text[:80]}”: {claim.reason}" for claim in verdict.claims if not claim.supported]
+    judged = [note for note in verdict.notes if note in (WRONG_REFUSAL_NOTE, OFF_TOPIC_NOTE)]
+    unsupported = [f"“{claim.text[:80]}”: {claim.reason}" for claim in verdict.claims if not claim.supported]
+    # The validator's own notes last: a citation that does not support its sentence is a reason
+    # when every claim is supported.
+    noted = [note for note in verdict.notes if note not in judged]
+    reasons = [*judged, *unsupported, *noted]
     return f"the answer of {model} was replaced ({reason}): " + ("; ".join(reasons[:3]) or "not grounded")
 
 

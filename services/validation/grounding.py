@@ -18,7 +18,6 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from services.common.embedding import EmbeddingCache
-from services.common.text.question import asks_for_other_words
 from services.validation.claim_model import ClaimModel, doubtful_claims, shipped_claim_model
 from services.validation.claims import CitationMarker, Claim, find_citations, split_claims
 from services.validation.commands import command_notes
@@ -406,6 +405,10 @@ class OfflineChecker:
     ) -> GroundingResult:
         """The check, on the calling thread."""
         claims = split_answer(answer, self.config)
+        # Imported here: services.common.text.question imports this package's text module (until
+        # the text layer moves to services/common/text), so a module-level import is a cycle.
+        from services.common.text.question import asks_for_other_words
+
         assessments = self.assess(claims.checkable, context, stop, asks_for_other_words(query))
         threshold = self.config.threshold if threshold is None else threshold
         return assemble_result(answer, claims, assessments, context, expected_sources, threshold, self.name)

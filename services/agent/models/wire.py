@@ -89,21 +89,23 @@ class CompatTransport(httpx.AsyncBaseTransport):
 
 class FinishWatch(httpx.AsyncByteStream):
     """A streamed completion's bytes, passed on as they come; raises BrokenStream where it ends
-    unfinished (at `[DONE]`, before passing that read on, or where the bytes stop)."""
+    unfinished (at `[DONE]`, before passing that read on, or where the bytes stop). What it saw is
+    kept across iterations: the client reads up to `[DONE]`, then drains the rest in a second one."""
 
     def __init__(self, inner: httpx.AsyncByteStream) -> None:
         self._inner = inner
+        self._finished = False
+        self._tail = b""
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        finished, tail = False, b""
         async for data in self._inner:
-            window = tail + data
-            finished = finished or _FINISHED_RE.search(window) is not None
-            if not finished and _DONE in window:
+            window = self._tail + data
+            self._finished = self._finished or _FINISHED_RE.search(window) is not None
+            if not self._finished and _DONE in window:
                 raise BrokenStream(_CUT_SHORT)
-            tail = window[-_OVERLAP:]
+            self._tail = window[-_OVERLAP:]
             yield data
-        if not finished:
+        if not self._finished:
             raise BrokenStream(_CUT_SHORT)
 
     async def aclose(self) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpx
 import pytest
 from agents import OpenAIChatCompletionsModel, OpenAIResponsesModel
 from agents.tracing import get_trace_provider
@@ -26,6 +27,7 @@ from services.agent.events import AnswerDelta, AnswerFinished, Citation, Retriev
 from services.agent.extractive import sentences_of
 from services.agent.models import OFFLINE_MODEL_NAME, OfflineExtractiveModel, make_model, model_settings
 from services.agent.models.guided import GuidedModel, focused, merged_query
+from services.agent.models.wire import BrokenStream, FinishWatch
 from services.agent.passages import Passage
 from services.agent.prompt import QUOTING, REWORDING
 from services.common.errors import (
@@ -314,6 +316,32 @@ async def test_an_answer_cut_short_by_the_endpoint_fails_and_is_never_delivered_
     ) as caught:
         await run(answerer)
     assert caught.value.reason == Reason.LLM_UNAVAILABLE and "interrupt_requests" in caught.value.message
+
+
+class Reads(httpx.AsyncByteStream):
+    """A response body arriving in these reads."""
+
+    def __init__(self, reads: list[bytes]) -> None:
+        self._reads = iter(reads)
+
+    async def __aiter__(self):
+        for data in self._reads:
+            yield data
+
+
+def sse(events: list[dict]) -> bytes:
+    return "".join(f"data: {json.dumps(e)}\n\n" for e in events).encode() + b"data: [DONE]\n\n"
+
+
+async def test_the_finish_watch_keeps_what_it_saw_when_the_client_drains_in_a_second_read():
+    """openai reads up to [DONE], then drains the rest of an HTTP/1.1 body in a new iteration."""
+    body = sse(answer_chunks(["Hello", " there"]))
+    watch = FinishWatch(Reads([body[:40], body[40:-20], body[-20:]]))
+    first = [data async for data in watch]
+    assert b"".join(first) == body and [data async for data in watch] == []
+    cut = sse(answer_chunks(["Hello"], finished=False))
+    with pytest.raises(BrokenStream, match="no finish_reason"):
+        _ = [data async for data in FinishWatch(Reads([cut[:30], cut[30:]]))]
 
 
 async def test_concurrent_questions_take_turns_at_the_endpoint_within_their_deadlines(endpoint, retrieval):
