@@ -40,19 +40,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
+import re
 import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
 
 from bench.harness import ROOT, percentile, start_services
-from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
+from glossator.v1 import agent_pb2, agent_pb2_grpc, common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.agent.citations import marker_indexes
 from services.agent.config import AgentSettings
 from services.agent.models.textguard import find_leaks
@@ -61,11 +64,13 @@ from services.agent.tools import TOOL_NAME
 from services.commands.answer_quality import cited_sources, is_page
 from services.commands.correctness import judge_correctness, verdict_figures
 from services.commands.ingest import ingest_folder
-from services.commands.question_file import Question, QuestionSet, load_questions, select
+from services.commands.question_file import Question, QuestionSet, conversations, load_questions, select
 from services.common.clients import make_channel
 
 DEFAULT_QUESTIONS = ROOT / "bench" / "questions" / "sample-docs.yaml"
 USER = "bench-llm"
+# The note of a replaced answer names its reason (services/agent/answer_check.py).
+REPLACED_NOTE_RE = re.compile(r"was replaced \((?P<reason>[a-z_]+)\)")
 FLAGS = (  # letter, record key: the flag columns of the per-question lines
     ("R", "retrieved"),
     ("C", "cited"),
@@ -113,6 +118,8 @@ class Outcome:
     model: str = ""
     session_id: str = ""
     chunks_retrieved: int = 0
+    # The chunks of the first retrieval event, as Search scored them.
+    first_retrieval: list[common_pb2.ScoredChunk] = field(default_factory=list, repr=False)
     streamed: str = ""
     first_token_ms: float | None = None
     total_ms: float = 0.0
@@ -143,6 +150,7 @@ async def ask(
                 outcome.model, outcome.session_id = event.started.model, event.started.session_id
             elif kind == "retrieval":
                 outcome.chunks_retrieved = max(outcome.chunks_retrieved, len(event.retrieval.chunks))
+                outcome.first_retrieval = outcome.first_retrieval or list(event.retrieval.chunks)
             elif kind == "answer_delta":
                 if outcome.first_token_ms is None:
                     outcome.first_token_ms = (time.perf_counter() - start) * 1000
@@ -212,6 +220,7 @@ def judge(question: Question, outcome: Outcome) -> dict:
         "grounded": validated and grounding.is_grounded,
         "flagged": validated and not grounding.is_grounded,
         "replaced": grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED,
+        "replaced_reason": replaced_reason(response),
         "declined": response.not_covered,
         "leaked": bool(leaks),
         "leaks": leaks,
@@ -228,6 +237,14 @@ def judge(question: Question, outcome: Outcome) -> dict:
         "first_token_ms": None if outcome.first_token_ms is None else round(outcome.first_token_ms, 1),
         "total_ms": round(outcome.total_ms, 1),
     }
+
+
+def replaced_reason(response: agent_pb2.Response) -> str:
+    """Why the agent replaced the model's answer, as its note says ("" when it did not)."""
+    if response.grounding.status != agent_pb2.VALIDATION_STATUS_REPLACED:
+        return ""
+    found = (REPLACED_NOTE_RE.search(note) for note in response.validation.notes)
+    return next((match["reason"] for match in found if match), "unstated")
 
 
 def verdict(record: dict) -> str:
@@ -248,19 +265,27 @@ async def run_questions(
     questions: list[Question],
     timeout: float,
     report,
+    concurrency: int = 1,
 ) -> list[dict]:
-    """Every question in file order; a session's questions share the session its first one opened."""
-    sessions: dict[str, str] = {}
-    records = []
-    for question in questions:
-        session_id = sessions.get(question.session, "") if question.session else ""
-        outcome = await ask(agent, question, qset.collection, session_id, timeout)
-        if question.session and outcome.session_id:
-            sessions.setdefault(question.session, outcome.session_id)
-        record = judge(question, outcome)
-        records.append(record)
-        report(record)
-    return records
+    """Every question, `concurrency` conversations in flight (a session's questions one after the
+    other, in the session its first one opened); records in file order."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def converse(run: list[Question]) -> list[dict]:
+        session_id, records = "", []
+        async with gate:
+            for question in run:
+                outcome = await ask(agent, question, qset.collection, session_id, timeout)
+                if question.session:
+                    session_id = session_id or outcome.session_id
+                record = judge(question, outcome)
+                records.append(record)
+                report(record)
+        return records
+
+    runs = await asyncio.gather(*(converse(run) for run in conversations(questions)))
+    order = {q.id: i for i, q in enumerate(questions)}
+    return sorted((r for run in runs for r in run), key=lambda r: order[r["id"]])
 
 
 def totals(records: list[dict]) -> dict:
@@ -295,6 +320,7 @@ def totals(records: list[dict]) -> dict:
         "answerable_declined": share(answerable, "declined"),
         "answerable_replaced": sum(r["replaced"] for r in answerable),
         "answerable_flagged": sum(r["flagged"] for r in answerable),
+        "replaced_by_reason": dict(Counter(r["replaced_reason"] for r in records if r["replaced"])),
         "unanswerable_declined": share(unanswerable, "declined"),
         "leaked": sum(r["leaked"] for r in records),
         "status": dict(statuses),
@@ -340,6 +366,8 @@ def print_totals(t: dict, out=sys.stdout) -> None:
         file=out,
     )
     print(f"unanswerable ({t['unanswerable']}): declined {pct(t['unanswerable_declined'])}", file=out)
+    reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(t["replaced_by_reason"].items()))
+    print(f"replaced (all questions) by reason: {reasons or 'none'}", file=out)
     status = ", ".join(f"{code} {n}" for code, n in sorted(t["status"].items()))
     print(
         f"passed {t['passed']}/{t['questions']} · leaked {t['leaked']} · status {status} · INTERNAL {t['internal']}",
@@ -352,6 +380,31 @@ def print_totals(t: dict, out=sys.stdout) -> None:
         file=out,
     )
     print(f"answered by: {', '.join(f'{m} ({n})' for m, n in t['models'].items()) or 'no model'}", file=out)
+
+
+@contextlib.asynccontextmanager
+async def answering_suite(
+    qset: QuestionSet, data_dir: Path, extra_env: dict[str, str], log
+) -> AsyncIterator[agent_pb2_grpc.AgentServiceStub]:
+    """`glossator up` in its own process with the question file's book ingested: its agent."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    service = await start_services(data_dir, ["agent", "retrieval", "validation"], extra_env)
+    try:
+        async with make_channel(f"127.0.0.1:{service.ports['retrieval']}") as channel:
+            summary = await ingest_folder(
+                retrieval_pb2_grpc.RetrievalServiceStub(channel),
+                qset.corpus,
+                retrieval_pb2.IngestOptions(collection=qset.collection),
+            )
+        print(
+            f"ingested: {summary.documents_indexed} indexed, {summary.documents_unchanged} unchanged, "
+            f"{summary.documents_failed} failed, {summary.chunks_written} chunks written",
+            file=log,
+        )
+        async with make_channel(f"127.0.0.1:{service.ports['agent']}") as channel:
+            yield agent_pb2_grpc.AgentServiceStub(channel)
+    finally:
+        service.stop()
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -367,27 +420,15 @@ async def run(args: argparse.Namespace) -> int:
         f"flags: {' '.join(f'{letter}={key}' for letter, key in FLAGS)}",
         file=log,
     )
-    args.data_dir.mkdir(parents=True, exist_ok=True)
-    service = await start_services(args.data_dir, ["agent", "retrieval", "validation"], extra_env)
-    try:
-        async with make_channel(f"127.0.0.1:{service.ports['retrieval']}") as channel:
-            summary = await ingest_folder(
-                retrieval_pb2_grpc.RetrievalServiceStub(channel),
-                qset.corpus,
-                retrieval_pb2.IngestOptions(collection=qset.collection),
-            )
-        print(
-            f"ingested: {summary.documents_indexed} indexed, {summary.documents_unchanged} unchanged, "
-            f"{summary.documents_failed} failed, {summary.chunks_written} chunks written",
-            file=log,
+    async with answering_suite(qset, args.data_dir, extra_env, log) as agent:
+        records = await run_questions(
+            agent,
+            qset,
+            questions,
+            args.timeout,
+            lambda r: print(question_line(r), file=log, flush=True),
+            args.concurrency,
         )
-        async with make_channel(f"127.0.0.1:{service.ports['agent']}") as channel:
-            agent = agent_pb2_grpc.AgentServiceStub(channel)
-            records = await run_questions(
-                agent, qset, questions, args.timeout, lambda r: print(question_line(r), file=log, flush=True)
-            )
-    finally:
-        service.stop()
     figures = totals(records)
     unexpected = set(figures["models"]) - {expected_model}
     if unexpected:
@@ -418,6 +459,9 @@ def main() -> None:
     parser.add_argument("--ids", default="", help="only these questions, comma-separated (overrides --split)")
     parser.add_argument("--data-dir", type=Path, default=ROOT / ".glossator" / "bench-llm")
     parser.add_argument("--timeout", type=float, default=300.0, help="deadline of each question, seconds")
+    parser.add_argument(
+        "--concurrency", type=int, default=1, help="questions in flight (a session's questions in turn)"
+    )
     parser.add_argument("--offline", action="store_true", help="answer with the offline extractive model")
     parser.add_argument("--json", action="store_true", help="print records and totals as JSON on stdout")
     args = parser.parse_args()

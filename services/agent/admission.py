@@ -1,10 +1,12 @@
-"""Admission of answers: a few run at once, and one that cannot finish in its deadline is refused.
+"""Admission: a few jobs run at once, and one that cannot finish in its deadline is refused.
 
 Under load an answer that starts anyway degrades silently: its validation times out and it is
 delivered unchecked, or withheld after the reader waited for it. So answers run at most `limit` at
-a time; a request waits its turn only while the answers ahead of it and its own (each as long as
+a time; a request waits its turn only while the jobs ahead of it and its own (each as long as
 the median of recent ones) still fit before its deadline, and is otherwise refused at once with
-RESOURCE_EXHAUSTED, which a client may retry later or elsewhere.
+RESOURCE_EXHAUSTED, which a client may retry later or elsewhere. The calls to an LLM endpoint are
+admitted the same way (models/guided.py): a server that computes one answer at a time (and a
+llama-cpp-python server cuts a streaming answer short when another request arrives) is given one.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import statistics
 import time
 from collections import deque
 from collections.abc import AsyncIterator
+
+from prometheus_client import Gauge
 
 from services.common.errors import ResourceExhausted
 from services.common.metrics import ANSWERS_IN_FLIGHT
@@ -29,8 +33,13 @@ _REPLY_MARGIN = 0.1
 
 
 class Admission:
-    def __init__(self, limit: int) -> None:
+    """`limit` jobs at a time; `jobs` names them in a refusal ("answers", "model calls") and
+    `in_flight` counts the running ones."""
+
+    def __init__(self, limit: int, *, jobs: str = "answers", in_flight: Gauge = ANSWERS_IN_FLIGHT) -> None:
         self._limit = limit
+        self._jobs = jobs
+        self._in_flight = in_flight
         self._slots = asyncio.Semaphore(limit)
         self._running = 0
         self._waiting = 0
@@ -38,8 +47,7 @@ class Admission:
 
     @property
     def expected_seconds(self) -> float:
-        """How long an answer takes, from the answers computed in the last _MAX_AGE_SECONDS (0 with
-        none)."""
+        """How long a job takes, from the jobs run in the last _MAX_AGE_SECONDS (0 with none)."""
         recent = [
             seconds for finished, seconds in self._durations if time.monotonic() - finished < _MAX_AGE_SECONDS
         ]
@@ -54,7 +62,7 @@ class Admission:
 
     @contextlib.asynccontextmanager
     async def slot(self, deadline: float) -> AsyncIterator[None]:
-        """Holds a slot for one answer; `deadline` is a time.monotonic() instant."""
+        """Holds a slot for one job; `deadline` is a time.monotonic() instant."""
         answer_s = self.expected_seconds
         now = time.monotonic()
         if now + self.expected_wait() + answer_s > deadline:
@@ -69,22 +77,22 @@ class Admission:
         finally:
             self._waiting -= 1
         self._running += 1
-        ANSWERS_IN_FLIGHT.inc()
+        self._in_flight.inc()
         started = time.monotonic()
         try:
             yield
-            # Only answers computed to the end say how long one takes: one cut short by its client,
+            # Only jobs run to the end say how long one takes: one cut short by its client,
             # its deadline or an error says nothing (and one the attacker paced would say anything).
             self._durations.append((time.monotonic(), time.monotonic() - started))
         finally:
             self._running -= 1
-            ANSWERS_IN_FLIGHT.dec()
+            self._in_flight.dec()
             self._slots.release()
 
     def _busy(self) -> ResourceExhausted:
         return ResourceExhausted(
-            f"the agent is answering {self._running} questions with {self._waiting} waiting, and this "
-            f"one would not finish before its deadline (an answer takes about "
+            f"the agent is running {self._running} {self._jobs} with {self._waiting} waiting, and one "
+            f"more would not finish before this question's deadline (one takes about "
             f"{self.expected_seconds:.1f} s); retry later"
         )
 

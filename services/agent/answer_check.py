@@ -15,6 +15,10 @@ reader must never get any of that as a checked answer. In order:
    not grounded.
 So an answer is validated once or twice: once more when markers were added, or for its stand-in.
 An empty answer (the model wrote only withheld text) is replaced the same way under any policy.
+A replacement is never silent: its reason (empty, not_grounded, off_topic, wrong_refusal) leads
+the note it is delivered with, the log line `answer_replaced` and the counter
+glossator_answers_replaced_total{reason}. A model that is slow or cut off is not a reason: that
+run fails with its status (DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE) before this check.
 Under `enforce` an answer that cannot be validated at all (the validation service is down or too
 slow) is withheld: the call ends UNAVAILABLE (reason ANSWER_VOID: discard what was streamed).
 """
@@ -36,7 +40,7 @@ from services.agent.models import OFFLINE_MODEL_NAME
 from services.agent.sessions import Grounding, Source
 from services.common.errors import Reason, Unavailable
 from services.common.logging import get_logger
-from services.common.metrics import observe_stage
+from services.common.metrics import ANSWERS_REPLACED, observe_stage
 
 log = get_logger("glossator.answer_check")
 
@@ -129,8 +133,12 @@ class AnswerChecker:
                 validated = Validated(status="validated", verdict=verdict, validation_ms=_ms(started))
                 return self._checked(finished, answer, validated, finished.model, streamed_citations)
         replacement, replaced_verdict = await self._replacement(query, finished)
-        note = _replaced_note(finished.model, verdict)
-        log.info("answer_replaced", model=finished.model, reason=note, answer=finished.answer[:300])
+        reason = replacement_reason(verdict)
+        note = _replaced_note(finished.model, reason, verdict)
+        ANSWERS_REPLACED.labels(reason=reason).inc()
+        log.info(
+            "answer_replaced", model=finished.model, reason=reason, note=note, answer=finished.answer[:300]
+        )
         delivered = replaced_verdict or verdict
         if delivered is not None:
             delivered.notes.append(note)
@@ -220,13 +228,29 @@ async def _judged_against_the_passages(
     return verdict
 
 
-def _replaced_note(model: str, verdict: validation_pb2.ValidateResponse | None) -> str:
+def replacement_reason(verdict: validation_pb2.ValidateResponse | None) -> str:
+    """Why an answer is replaced, in one word: empty (no verdict: the model wrote nothing to
+    deliver), wrong_refusal, off_topic (the judge's notes), else not_grounded."""
+    if verdict is None:
+        return "empty"
+    if WRONG_REFUSAL_NOTE in verdict.notes:
+        return "wrong_refusal"
+    if OFF_TOPIC_NOTE in verdict.notes:
+        return "off_topic"
+    return "not_grounded"
+
+
+def _replaced_note(model: str, reason: str, verdict: validation_pb2.ValidateResponse | None) -> str:
     """Why the answer of `model` was replaced, for the notes of the verdict delivered instead."""
     if verdict is None:
-        return f"the answer of {model} was empty, so it was replaced"
-    reasons = [note for note in verdict.notes if note in (WRONG_REFUSAL_NOTE, OFF_TOPIC_NOTE)]
-    reasons += [f"“{claim.text[:80]}”: {claim.reason}" for claim in verdict.claims if not claim.supported]
-    return f"the answer of {model} was replaced: " + ("; ".join(reasons[:3]) or "not grounded")
+        return f"the answer of {model} was replaced ({reason}): it was empty"
+    judged = [note for note in verdict.notes if note in (WRONG_REFUSAL_NOTE, OFF_TOPIC_NOTE)]
+    unsupported = [f"“{claim.text[:80]}”: {claim.reason}" for claim in verdict.claims if not claim.supported]
+    # The validator's own notes last: a citation that does not support its sentence is a reason
+    # when every claim is supported.
+    noted = [note for note in verdict.notes if note not in judged]
+    reasons = [*judged, *unsupported, *noted]
+    return f"the answer of {model} was replaced ({reason}): " + ("; ".join(reasons[:3]) or "not grounded")
 
 
 def _flagged(verdict: validation_pb2.ValidateResponse, note: str) -> validation_pb2.ValidateResponse:

@@ -30,14 +30,29 @@ class AgentSettings(ServiceSettings):
     # An answer is at most max_answer_chars (2000, about 500 tokens); a CPU model writes 10-30
     # tokens a second, so a longer budget only lets a rambling model run on.
     llm_max_tokens: int = Field(512, ge=16, description="Most tokens the model may generate per turn.")
-    # A 0.5B model on 2 CPU cores takes 10-40 s a question (two calls, five passages read).
+    # A 0.5B model on 2 CPU cores takes 5-40 s a question (one call reading the passages; more while
+    # other questions wait for the model).
     llm_timeout_seconds: float = Field(
         180.0, gt=0, description="Deadline of a whole model run (CPU models are slow)."
     )
-    # Every run searches once for the model; a capable model may be allowed to search again. Small
-    # CPU models offered the tool again only repeat the search (and pay a model call for it).
+    # Every run searches once, for the question; a capable model may be allowed to search again.
+    # Small CPU models offered the tool again only repeat the search (and pay a model call for it).
     llm_max_searches: int = Field(
         1, ge=1, le=3, description="Searches an LLM run may make (the first is always made)."
+    )
+    llm_model_searches: bool = Field(
+        False,
+        description="Ask the model for the first search's query (capable models); its words are added "
+        "to the question when they read like a query. Off: the agent searches for the question itself "
+        "and the model is called once, to answer.",
+    )
+    llm_max_concurrent_calls: int = Field(
+        1,
+        ge=1,
+        description="Calls open to the LLM endpoint at once; the others wait their turn within their "
+        "deadline, or are refused RESOURCE_EXHAUSTED when it would pass. 1 suits a CPU server (and "
+        "llama-cpp-python's cuts a streaming answer short when another request arrives); raise it for "
+        "vLLM, Ollama with OLLAMA_NUM_PARALLEL, or a hosted API.",
     )
     llm_probe_seconds: float = Field(
         5.0, gt=0, description="Timeout of the start-up check that the endpoint lists the model."

@@ -20,10 +20,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from services.agent.citations import MARKER_RE
 from services.agent.sessions.model import Turn
+from services.common.text.question import asks_for_other_words
 
 QUESTION_LABEL = "Question:"
 _HEADING_RE = re.compile(r"^\s*#{1,6}\s")
@@ -52,20 +54,50 @@ You answer readers' questions about one book (or documentation site).
 - Reply in the reader's language, with the answer only.
 """
 
-# The answer turn of a guided LLM (models/guided.py): the passages are in the message and no tool
-# is offered, so a small model answers instead of calling the tool again. Markers it forgets are
-# added after validation.
-ANSWER_INSTRUCTIONS = """\
+
+@dataclass(frozen=True)
+class AnswerPrompt:
+    """The answer turn of a guided LLM (models/guided.py): its instructions, and the request that
+    ends the reader's message. The passages are in the message and no tool is offered, so a small
+    model answers instead of calling the tool again. Markers it forgets are added after validation."""
+
+    instructions: str
+    request: str
+
+
+# A small model copies what it is shown; copying keeps it faithful.
+QUOTING = AnswerPrompt(
+    instructions="""\
 You answer questions about a book by quoting it. Copy, word for word, the one or two sentences of
 the numbered passages in the reader's message that answer the question, each followed by its
 passage number in square brackets. Only if no passage is about the question, say that the book
 does not cover it. If the search failed, say that you cannot search the book right now.
-"""
-ANSWER_REQUEST = "Answer with the sentences that answer it, copied word for word:"
+""",
+    request="Answer with the sentences that answer it, copied word for word:",
+)
+# For a reader who asks for other words ("Explain this in simpler words"): a copy answers nothing.
+REWORDING = AnswerPrompt(
+    instructions="""\
+You explain a book to a reader in plain words. Say what the numbered passages in the reader's
+message say about the question in two or three short, simple sentences of your own, adding
+nothing they do not say, each followed by the number of the passage it comes from in square
+brackets. Only if no passage is about the question, say that the book does not cover it. If the
+search failed, say that you cannot search the book right now.
+""",
+    request="Answer in your own simple words, saying only what the passages say:",
+)
+
+
+def answer_prompt(question: str) -> AnswerPrompt:
+    """REWORDING for a question that asks for other words, else QUOTING."""
+    return REWORDING if asks_for_other_words(question) else QUOTING
 
 
 def answer_input(
-    items: Sequence[Any], passages: Sequence[tuple[int, str]], search_failed: bool = False
+    items: Sequence[Any],
+    passages: Sequence[tuple[int, str]],
+    search_failed: bool = False,
+    prompt: AnswerPrompt = QUOTING,
 ) -> list[dict[str, Any]]:
     """The model input of an answer turn: the earlier turns as they were, then the question with
     the passages found for it (one line each, numbered as they are cited) written into it."""
@@ -81,7 +113,7 @@ def answer_input(
         found = f"Passages from the book:\n{lines}"
     else:
         found = "The search of the book failed." if search_failed else "The search found no passages."
-    return [*history, {"role": "user", "content": f"{found}\n\n{question}\n{ANSWER_REQUEST}"}]
+    return [*history, {"role": "user", "content": f"{found}\n\n{question}\n{prompt.request}"}]
 
 
 def build_input(

@@ -42,6 +42,17 @@ STAGE_LATENCY = Histogram(
 ANSWERS_IN_FLIGHT = Gauge(
     "glossator_answers_in_flight", "Answers the agent is running now (admitted: generating or validating)."
 )
+LLM_CALLS_IN_FLIGHT = Gauge(
+    "glossator_llm_calls_in_flight",
+    "Calls the agent has open to its LLM endpoint (at most GLOSSATOR_AGENT_LLM_MAX_CONCURRENT_CALLS; "
+    "the others wait their turn).",
+)
+ANSWERS_REPLACED = Counter(
+    "glossator_answers_replaced_total",
+    "Model answers the agent replaced by the extractive answer or a refusal, by reason (empty, "
+    "not_grounded, off_topic, wrong_refusal).",
+    ["reason"],
+)
 # By collection: a server holds at most max_collections of them.
 INGEST_DOCUMENTS = Counter(
     "glossator_ingest_documents_total",

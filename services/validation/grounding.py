@@ -17,6 +17,7 @@ from typing import Protocol
 import numpy as np
 
 from services.common.embedding import EmbeddingCache
+from services.common.text.question import asks_for_other_words
 from services.common.text.words import Analysis
 from services.validation.claim_model import ClaimModel, doubtful_claims, shipped_claim_model
 from services.validation.claims import CitationMarker, Claim, find_citations, split_claims
@@ -26,7 +27,7 @@ from services.validation.grounding_config import GroundingConfig
 from services.validation.lexical import LexicalEvidence, has_checkable_content, lexical_evidence
 from services.validation.refusals import is_refusal
 from services.validation.stopping import StopSignal
-from services.validation.support import ChunkVerdict, asks_for_rephrasing, judge_claim, wants_similarity
+from services.validation.support import ChunkVerdict, judge_claim, wants_similarity
 
 # Texts embedded per model call by a check, with a stop check between calls: a check embeds up
 # to every sentence of its context, thousands on a long one. 32 texts took about 1.5 s of model
@@ -314,7 +315,7 @@ class OfflineChecker:
     ) -> GroundingResult:
         """The check, on the calling thread."""
         claims = split_answer(answer, self.config)
-        assessments = self.assess(claims.checkable, context, stop, asks_for_rephrasing(query))
+        assessments = self.assess(claims.checkable, context, stop, asks_for_other_words(query))
         threshold = self.config.threshold if threshold is None else threshold
         return assemble_result(answer, claims, assessments, context, expected_sources, threshold, self.name)
 

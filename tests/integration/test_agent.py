@@ -245,6 +245,7 @@ async def _ask_scripted(book, tmp_path, answer: str, query: str, **overrides):
 
 
 async def test_enforce_policy_replaces_an_unsupported_answer_with_the_extractive_one(book, tmp_path):
+    counted = _replaced("not_grounded")
     events = await _ask_scripted(
         book, tmp_path, "Glossator was first released in 1846 by Queen Victoria [1].", QUESTION
     )
@@ -256,6 +257,12 @@ async def test_enforce_policy_replaces_an_unsupported_answer_with_the_extractive
     assert response.sources and all(f"[{s.index}]" in response.answer for s in response.sources)
     cited = {e.citation.index for e in events if e.HasField("citation")}
     assert cited == {s.index for s in response.sources} and not response.not_covered
+    # Never silent: the reason is in the notes and counted.
+    assert any(
+        note.startswith("the answer of ") and "was replaced (not_grounded): " in note and "1846" in note
+        for note in response.validation.notes
+    )
+    assert _replaced("not_grounded") - counted == 1
 
 
 async def test_annotate_policy_flags_an_unsupported_answer(book, tmp_path):
@@ -290,9 +297,12 @@ async def test_a_refusal_is_not_grounded_when_the_passages_answer(book, tmp_path
     annotated = annotated[-1].completed.response
     assert not annotated.grounding.is_grounded and annotated.answer == refusal
     assert any("passages answer the question" in note for note in annotated.validation.notes)
+    counted = _replaced("wrong_refusal")
     enforced = await _ask_scripted(book, tmp_path / "e", refusal, QUESTION)
     response = enforced[-1].completed.response
     assert response.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED
+    assert any("was replaced (wrong_refusal)" in note for note in response.validation.notes)
+    assert _replaced("wrong_refusal") - counted == 1
     assert response.grounding.is_grounded and response.sources and not response.not_covered
 
 
@@ -333,14 +343,24 @@ async def test_a_question_that_cannot_get_its_turn_in_time_is_refused_resource_e
     assert "retry later" in caught.value.details()
 
 
+def _replaced(reason: str) -> float:
+    """Answers the in-process agent has replaced so far for `reason`."""
+    return _counted("glossator_answers_replaced", "reason", reason)
+
+
 def _handled(method: str) -> float:
     """RPCs of `method` the in-process suite has handled so far, whatever their status."""
+    return _counted("glossator_rpc_requests", "method", method)
+
+
+def _counted(counter: str, label: str, value: str) -> float:
+    """The in-process total of `counter` over its series whose `label` is `value`."""
     return sum(
         sample.value
         for metric in REGISTRY.collect()
-        if metric.name == "glossator_rpc_requests"
+        if metric.name == counter
         for sample in metric.samples
-        if sample.name.endswith("_total") and sample.labels.get("method") == method
+        if sample.name.endswith("_total") and sample.labels.get(label) == value
     )
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from prometheus_client import REGISTRY
 
 from glossator.v1 import agent_pb2, retrieval_pb2
 from services.agent.citations import marker_indexes
@@ -132,6 +133,41 @@ async def test_an_unanswerable_question_is_declined(llm_book):
     assert response.not_covered and not response.sources, response.answer
     assert "Lima" not in response.answer
     assert response.confidence < 0.11
+
+
+def replacements() -> dict[str, float]:
+    """Answers the in-process agent has replaced so far, by reason."""
+    return {
+        sample.labels["reason"]: sample.value
+        for metric in REGISTRY.collect()
+        if metric.name == "glossator_answers_replaced"
+        for sample in metric.samples
+        if sample.name.endswith("_total")
+    }
+
+
+async def test_four_questions_at_once_are_answered_by_the_model_in_turn_not_replaced(llm_book, llm_server):
+    """Four in flight, as `glossator eval answers` asks them: llama-cpp-python's server cut every
+    streaming answer short when the next request arrived, and all of them were replaced."""
+    before = replacements()
+    questions = [
+        "How does Glossator check that an answer is grounded?",
+        "What does the retrieval service do with a document whose content has not changed?",
+        "Which search modes does Search support?",
+        "What does the validation service check?",
+    ]
+    answers = await asyncio.gather(*(ask(llm_book.agent, query=q, user_id="c4") for q in questions))
+    # The model wrote every answer to its end (what it streamed is there, whatever happens to it).
+    for events, _ in answers:
+        assert "".join(e.answer_delta.text for e in events if e.HasField("answer_delta")).strip()
+    responses = [response for _, response in answers]
+    replaced = [r for r in responses if r.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED]
+    reasons = [note for r in replaced for note in r.validation.notes if "was replaced (" in note]
+    assert len(reasons) == len(replaced), "every replacement says why"
+    assert not any("(empty)" in note for note in reasons), reasons
+    counted = {reason: n - before.get(reason, 0) for reason, n in replacements().items()}
+    assert sum(counted.values()) == len(replaced), (counted, reasons)
+    assert {r.model for r in responses} <= {llm_server.model, "offline-extractive"}
 
 
 async def test_a_wrong_model_name_is_reported_by_the_health_of_the_llm(llm_server, tmp_path):

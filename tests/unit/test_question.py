@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.common.text.question import QueryType, classify_query
+from services.common.text.question import QueryType, asks_for_other_words, classify_query, understand
 
 
 @pytest.mark.parametrize(
@@ -33,3 +33,20 @@ def test_classify(query: str, expected: QueryType):
 def test_selected_text_makes_any_question_section_based():
     assert classify_query("Who wrote it?", selected_text="A passage.") is QueryType.SECTION_BASED
     assert classify_query("Who wrote it?", selected_text="   ") is QueryType.FACTUAL
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Explain this in simpler words", True),
+        ("Can you summarise the section on sensors?", True),
+        ("In other words, what does ZMP mean?", True),
+        ("Rephrase that for a beginner", True),
+        ("Say it in plain English", True),
+        ("What is the zero moment point?", False),
+        ("Which words does the glossary define?", False),
+    ],
+)
+def test_a_question_asking_for_other_words_is_recognised(query: str, expected: bool):
+    assert asks_for_other_words(query) is expected
+    assert understand(query).other_words is expected

@@ -3,22 +3,32 @@
 Small self-hosted models (0.5B-1.5B on CPU) rarely call a tool on their own: with
 `tool_choice="auto"` they answer from memory, write the call as text, or leak template tokens.
 `GuidedModel` wraps any SDK model and
-- makes the first call of a run name the retrieval tool (`tool_choice`), and searches for the
-  question resolved against the conversation, adding the model's own query when it brings new
-  words; an endpoint that rejects a named `tool_choice` gets the call made for it, from then on;
+- makes the first retrieval call of a run itself, for the question resolved against the
+  conversation, without a model call: a model asked for it spent most of the first-token time on
+  it, and one in eight ran to the token cap writing an answer from memory into the query. With
+  `model_searches` (capable models) the model is asked, naming the retrieval tool in `tool_choice`,
+  and its query's new words are added when they read like a query (`merged_query`); an endpoint
+  that rejects a named `tool_choice` gets the call made for it, from then on;
 - once the run has made `max_searches` searches, asks for the answer with no tool offered and the
   passages written into the question (tool messages make small models call the tool again), each
   cut to its sentences among the ones Search found most similar to the question: a small model
-  copies from what it is shown, and a short prompt is read several times faster on a CPU;
+  copies from what it is shown, and a short prompt is read several times faster on a CPU; a
+  question asking for other words ("explain this in simpler words") gets a prompt that lets it
+  reword, any other one a prompt to copy (prompt.py);
   before that (max_searches > 1) the model may search again, natively or by a call written as text;
 - streams every turn through a ProseGate: the start of a turn is held until it is clearly prose,
   template tokens and echoed instructions are dropped, and a tool call written as text becomes a
-  real call (so the SDK runs it, with the same events as a native one).
+  real call (so the SDK runs it, with the same events as a native one);
+- takes its turn at the endpoint (`calls`, admission.py) within the run's deadline: a CPU server
+  computes one answer at a time, and llama-cpp-python's cuts a streaming answer short when another
+  request arrives, which used to leave every answer of concurrent questions truncated and replaced.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -32,20 +42,27 @@ from openai import APIStatusError
 from openai.types.responses import ResponseCompletedEvent, ResponseFunctionToolCall, ResponseOutputMessage
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
+from services.agent.admission import Admission
 from services.agent.extractive import is_meta_sentence, sentences_of, shown_sentence
 from services.agent.models.response_stream import ResponseWriter, function_call
 from services.agent.models.textguard import ProseGate, parse_text_tool_call
 from services.agent.passages import Passage
-from services.agent.prompt import ANSWER_INSTRUCTIONS, answer_input, latest_question
+from services.agent.prompt import answer_input, answer_prompt, latest_question
 from services.agent.tools import TOOL_NAME, AskContext
 from services.common.contract_limits import MAX_QUERY_CHARS
 from services.common.logging import get_logger
-from services.common.text.words import Analysis
+from services.common.text.words import Analysis, is_content_word, stem
 
 log = get_logger("glossator.agent.llm")
 
 # Sentences of the passages an answer turn shows the model (the extractive answer quotes 1-3).
 ANSWER_SENTENCES = 8
+# A model's search query is a few keywords: a longer one is an answer written from memory (an
+# invented IMU spec, 512 tokens of it), and its words would steer the search.
+MAX_MODEL_QUERY_WORDS = 16
+MAX_ADDED_WORDS = 6
+# A wait for the endpoint this long is logged (llm_call_waited).
+_LOGGED_WAIT_MS = 100.0
 # Statuses with which servers turn down a named tool_choice they do not support (llama.cpp: 500).
 _TOOL_CHOICE_REJECTED = frozenset({400, 422, 500, 501})
 
@@ -58,7 +75,8 @@ class EndpointTraits:
 
 
 class GuidedModel(Model):
-    """See the module docstring. `for_run` binds one run (its resolved query and its passages)."""
+    """See the module docstring. `for_run` binds one run (its resolved query, its passages and its
+    deadline); `calls` is shared by every run of the process (None: no limit)."""
 
     def __init__(
         self,
@@ -66,20 +84,44 @@ class GuidedModel(Model):
         name: str,
         *,
         max_searches: int = 1,
+        model_searches: bool = False,
+        calls: Admission | None = None,
         run: AskContext | None = None,
         traits: EndpointTraits | None = None,
     ) -> None:
         self.inner = inner
         self.name = name
         self._max_searches = max_searches
+        self._model_searches = model_searches
+        self._calls = calls
         self._run = run
         self._traits = traits or EndpointTraits()
 
     def for_run(self, context: AskContext) -> GuidedModel:
-        """This model for one run: its resolved query, and the passages its searches keep."""
+        """This model for one run: its resolved query, the passages its searches keep, its deadline."""
         return GuidedModel(
-            self.inner, self.name, max_searches=self._max_searches, run=context, traits=self._traits
+            self.inner,
+            self.name,
+            max_searches=self._max_searches,
+            model_searches=self._model_searches,
+            calls=self._calls,
+            run=context,
+            traits=self._traits,
         )
+
+    @contextlib.asynccontextmanager
+    async def _endpoint_turn(self) -> AsyncIterator[None]:
+        """Holds one of the endpoint's call slots, waited for within the run's deadline
+        (RESOURCE_EXHAUSTED at once when the calls ahead would not leave it time)."""
+        if self._calls is None or self._run is None:
+            yield
+            return
+        asked = time.perf_counter()
+        async with self._calls.slot(self._run.deadline):
+            waited_ms = (time.perf_counter() - asked) * 1000
+            if waited_ms >= _LOGGED_WAIT_MS:
+                log.info("llm_call_waited", model=self.name, waited_ms=round(waited_ms))
+            yield
 
     async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
         """The streamed response, collected (the run loop streams; this serves callers that do not)."""
@@ -119,30 +161,34 @@ class GuidedModel(Model):
             answering = searches >= self._max_searches
             offered = [] if answering else tools
             if answering:
-                system_instructions = ANSWER_INSTRUCTIONS
+                framing = answer_prompt(question)
+                system_instructions = framing.instructions
                 found = self._run.passages.values() if self._run is not None else ()
                 passages = focused(found, ANSWER_SENTENCES)
                 searched = self._run is not None and self._run.searched
-                items = answer_input(items, passages, search_failed=bool(outputs) and not searched)
+                items = answer_input(
+                    items, passages, search_failed=bool(outputs) and not searched, prompt=framing
+                )
             gate = ProseGate([tool.name for tool in tools] or [TOOL_NAME], system_instructions or "")
             native: list[ResponseFunctionToolCall] = []
-            async for event in self.inner.stream_response(
-                system_instructions,
-                items,
-                replace(model_settings, tool_choice=None),
-                offered,
-                output_schema,
-                handoffs,
-                tracing,
-                previous_response_id=None,
-                conversation_id=None,
-                prompt=prompt,
-            ):
-                if event.type == "response.output_text.delta":
-                    for out in writer.text(gate.feed(event.delta)):
-                        yield out
-                elif isinstance(event, ResponseCompletedEvent):
-                    native = [item for item in event.response.output if item.type == "function_call"]
+            async with self._endpoint_turn():
+                async for event in self.inner.stream_response(
+                    system_instructions,
+                    items,
+                    replace(model_settings, tool_choice=None),
+                    offered,
+                    output_schema,
+                    handoffs,
+                    tracing,
+                    previous_response_id=None,
+                    conversation_id=None,
+                    prompt=prompt,
+                ):
+                    if event.type == "response.output_text.delta":
+                        for out in writer.text(gate.feed(event.delta)):
+                            yield out
+                    elif isinstance(event, ResponseCompletedEvent):
+                        native = [item for item in event.response.output if item.type == "function_call"]
             result = gate.finish()
             for out in writer.text(result.text):
                 yield out
@@ -156,27 +202,29 @@ class GuidedModel(Model):
             yield event
 
     async def _first_search(self, query: str, request: tuple[Any, ...]) -> ResponseFunctionToolCall:
-        """The run's first retrieval call: the model's, searching for the resolved question.
+        """The run's first retrieval call, searching for the resolved question: the agent's own,
+        or with model_searches the model's, its query merged in (merged_query).
 
         `request` is what stream_response was given (instructions, input, settings, tools, schema,
         handoffs, tracing).
         """
         instructions, items, settings, tools, schema, handoffs, tracing = request
         arguments: dict[str, Any] = {}
-        if self._traits.named_tool_choice:
+        if self._model_searches and self._traits.named_tool_choice:
             try:
-                response = await self.inner.get_response(
-                    instructions,
-                    items,
-                    replace(settings, tool_choice=TOOL_NAME),
-                    tools,
-                    schema,
-                    handoffs,
-                    tracing,
-                    previous_response_id=None,
-                    conversation_id=None,
-                    prompt=None,
-                )
+                async with self._endpoint_turn():
+                    response = await self.inner.get_response(
+                        instructions,
+                        items,
+                        replace(settings, tool_choice=TOOL_NAME),
+                        tools,
+                        schema,
+                        handoffs,
+                        tracing,
+                        previous_response_id=None,
+                        conversation_id=None,
+                        prompt=None,
+                    )
                 arguments = _call_arguments(response.output, [tool.name for tool in tools])
             except APIStatusError as error:
                 if error.status_code not in _TOOL_CHOICE_REJECTED:
@@ -189,11 +237,21 @@ class GuidedModel(Model):
 
 
 def merged_query(resolved: str, model_query: str) -> str:
-    """The resolved question, with the model's query added when it brings words of its own."""
-    model_query = " ".join(model_query.split())
-    if not model_query or Analysis(model_query).term_set <= Analysis(resolved).term_set:
+    """The resolved question, with the content words of the model's query it lacks added, when
+    that query reads like one: at most MAX_MODEL_QUERY_WORDS words, MAX_ADDED_WORDS new content
+    words, and no number the question lacks (a figure the model brings is an answer from memory)."""
+    model, question = Analysis(" ".join(model_query.split())), Analysis(resolved)
+    added = list(
+        dict.fromkeys(w for w in model.words if is_content_word(w) and stem(w) not in question.term_set)
+    )
+    looks_like_a_query = (
+        len(model.words) <= MAX_MODEL_QUERY_WORDS
+        and len(added) <= MAX_ADDED_WORDS
+        and model.numbers <= question.numbers
+    )
+    if not added or not looks_like_a_query:
         return resolved
-    return f"{resolved} {model_query}"[:MAX_QUERY_CHARS]
+    return " ".join([resolved, *added])[:MAX_QUERY_CHARS]
 
 
 def _call_arguments(output: list[Any], tool_names: list[str]) -> dict[str, Any]:

@@ -20,11 +20,13 @@ from agents import ModelSettings, OpenAIChatCompletionsModel, OpenAIResponsesMod
 from agents.models.interface import Model
 from openai import APIConnectionError, APIStatusError, APITimeoutError, AsyncOpenAI
 
+from services.agent.admission import Admission
 from services.agent.config import AgentSettings
 from services.agent.models.guided import GuidedModel
-from services.agent.models.wire import CompatTransport
+from services.agent.models.wire import BrokenStream, CompatTransport
 from services.common.errors import DeadlineExceeded, FailedPrecondition, GlossatorError, Reason, Unavailable
 from services.common.logging import get_logger
+from services.common.metrics import LLM_CALLS_IN_FLIGHT
 
 log = get_logger("glossator.agent.llm")
 
@@ -72,6 +74,13 @@ class Endpoint:
                 reason=Reason.LLM_UNAVAILABLE,
                 metadata=where,
             )
+        if isinstance(error, BrokenStream):
+            log.warning("llm_stream_broken", detail=str(error)[:200], **where)
+            return Unavailable(
+                f"the LLM endpoint {self.base_url} failed for model {self.model!r}: {error}",
+                reason=Reason.LLM_UNAVAILABLE,
+                metadata=where,
+            )
         if isinstance(error, APIConnectionError | httpx.TransportError):
             log.warning("llm_connection_error", error=repr(error)[:300], **where)
             return Unavailable(
@@ -101,7 +110,13 @@ def llm_model(settings: AgentSettings) -> GuidedModel:
         inner = OpenAIResponsesModel(model=settings.llm_model, openai_client=client)
     else:
         inner = OpenAIChatCompletionsModel(model=settings.llm_model, openai_client=client)
-    return GuidedModel(inner, settings.llm_model, max_searches=settings.llm_max_searches)
+    return GuidedModel(
+        inner,
+        settings.llm_model,
+        max_searches=settings.llm_max_searches,
+        model_searches=settings.llm_model_searches,
+        calls=Admission(settings.llm_max_concurrent_calls, jobs="model calls", in_flight=LLM_CALLS_IN_FLIGHT),
+    )
 
 
 def model_settings(settings: AgentSettings) -> ModelSettings:

@@ -11,6 +11,10 @@ The type is reported with the answer, and useful to judge its confidence:
 
 `question_form` says what shape of sentence answers it (a definition, steps, a reason), which the
 extractive answerer prefers among sentences that match the question equally well.
+
+`asks_for_other_words` says whether the reader wants the book's text in other words ("Explain
+this in simpler words", "summarise"): the LLM is then asked to reword rather than copy, and the
+validator lets a one-sentence answer reword its passage.
 """
 
 from __future__ import annotations
@@ -74,6 +78,18 @@ def wants_number(query: str) -> bool:
 def wants_name(query: str) -> bool:
     """A question answered by a name (who, where, which ...), when it is not one for a number."""
     return not wants_number(query) and bool(_NAME_Q_RE.search(query))
+
+
+_OTHER_WORDS_RE = re.compile(
+    r"\b(?:explain|simpl(?:er|ify|y put)|in other words|rephrase|paraphrase|summari[sz]e"
+    r"|plain (?:english|words|terms))\b",
+    re.IGNORECASE,
+)
+
+
+def asks_for_other_words(query: str) -> bool:
+    """Whether the reader asks for other words ("Explain this in simpler words", "Summarise it")."""
+    return bool(_OTHER_WORDS_RE.search(query))
 
 
 def classify_query(query: str, selected_text: str = "") -> QueryType:
@@ -159,6 +175,7 @@ class Question:
     form: QuestionForm
     wants_number: bool
     wants_name: bool
+    other_words: bool
     # Its content words, stemmed: what an answer must be about.
     focus: frozenset[str]
 
@@ -171,5 +188,6 @@ def understand(query: str, selected_text: str = "") -> Question:
         form=question_form(query),
         wants_number=wants_number(query),
         wants_name=wants_name(query),
+        other_words=asks_for_other_words(query),
         focus=Analysis(query).term_set,
     )

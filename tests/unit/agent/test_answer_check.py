@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from glossator.v1 import validation_pb2
-from services.agent.answer_check import add_markers
-from services.agent.prompt import ANSWER_REQUEST, answer_input, build_input
+from services.agent.answer_check import OFF_TOPIC_NOTE, WRONG_REFUSAL_NOTE, add_markers, replacement_reason
+from services.agent.prompt import QUOTING, answer_input, build_input
 from services.agent.sessions.model import ToolCallRecord, Turn
 
 
@@ -56,7 +56,7 @@ def test_the_answer_turn_writes_the_passages_into_the_question():
     assert question.startswith(
         "Passages from the book:\n[1] A topic is a named bus.\n\n[3] Nodes publish.\n\n"
     )
-    assert "> Nodes publish." in question and question.endswith(f"Question: And a topic?\n{ANSWER_REQUEST}")
+    assert "> Nodes publish." in question and question.endswith(f"Question: And a topic?\n{QUOTING.request}")
     assert "Earlier search" not in str(messages) and "##" not in question
 
 
@@ -66,3 +66,11 @@ def test_the_answer_turn_says_when_the_search_failed():
         "The search of the book failed."
     )
     assert answer_input(items, [])[-1]["content"].startswith("The search found no passages.")
+
+
+def test_a_replacement_is_named_by_its_reason():
+    assert replacement_reason(None) == "empty"
+    assert replacement_reason(validation_pb2.ValidateResponse(notes=[WRONG_REFUSAL_NOTE])) == "wrong_refusal"
+    assert replacement_reason(validation_pb2.ValidateResponse(notes=[OFF_TOPIC_NOTE])) == "off_topic"
+    misattributed = validation_pb2.ValidateResponse(notes=["citation [2] does not support: IMUs measure"])
+    assert replacement_reason(misattributed) == "not_grounded"

@@ -1,13 +1,14 @@
 """The LLM path on the wire: the real OpenAI client and SDK model against a scripted HTTP endpoint.
 
-The endpoint speaks Chat Completions on loopback as llama.cpp's server does: the first call (not
-streamed, tool_choice naming the tool) gets a native retrieval_tool call; a streamed call gets the
-scripted answer. It can also hang, refuse, or answer garbage, to check the deadline and the error
-a caller gets.
+The endpoint speaks Chat Completions on loopback as llama.cpp's server does: a call asking for the
+search (not streamed, tool_choice naming the tool; made only with llm_model_searches) gets a native
+retrieval_tool call; a streamed call gets the scripted answer. It can also hang, refuse, answer
+garbage or cut the answer short, to check the deadline and the error a caller gets.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpx
 import pytest
 from agents import OpenAIChatCompletionsModel, OpenAIResponsesModel
 from agents.tracing import get_trace_provider
@@ -24,10 +26,17 @@ from services.agent.config import AgentSettings
 from services.agent.events import AnswerDelta, AnswerFinished, Citation, RetrievalResults, ToolCall
 from services.agent.extractive import sentences_of
 from services.agent.models import OFFLINE_MODEL_NAME, OfflineExtractiveModel, make_model, model_settings
-from services.agent.models.guided import GuidedModel, focused
+from services.agent.models.guided import GuidedModel, focused, merged_query
+from services.agent.models.wire import BrokenStream, FinishWatch
 from services.agent.passages import Passage
-from services.agent.prompt import ANSWER_INSTRUCTIONS, ANSWER_REQUEST
-from services.common.errors import DeadlineExceeded, FailedPrecondition, Reason, Unavailable
+from services.agent.prompt import QUOTING, REWORDING
+from services.common.errors import (
+    DeadlineExceeded,
+    FailedPrecondition,
+    Reason,
+    ResourceExhausted,
+    Unavailable,
+)
 from tests.unit.agent.fake_retrieval import CHUNKS, FakeRetrieval, serve_retrieval
 
 ANSWER_PIECES = ["ROS 2 uses ", "DDS as its ", "middleware. [", "1] It needs no master. [1][8]"]
@@ -65,11 +74,11 @@ def tool_call_reply(arguments: str = '{"query": "DDS transport"}') -> dict:
     }
 
 
-def answer_chunks(pieces: list[str]) -> list[dict]:
+def answer_chunks(pieces: list[str], finished: bool = True) -> list[dict]:
     return [
         chunk({"role": "assistant", "content": ""}),
         *(chunk({"content": piece}) for piece in pieces),
-        chunk({}, finish="stop"),
+        *([chunk({}, finish="stop")] if finished else []),
     ]
 
 
@@ -78,10 +87,16 @@ class Endpoint:
     """What the scripted endpoint does and what it was sent.
 
     Modes: "ok"; "hang"; garbage ("html", "bad-sse"); HTTP errors ("error" 500, "not-found" 404);
-    "no-tool-choice" (400 for a named tool_choice, as some servers answer).
+    "no-tool-choice" (400 for a named tool_choice, as some servers answer); "cut" (the answer ends
+    at [DONE] with no finish_reason, as llama-cpp-python's server ends one when another request
+    arrives). Each reply takes `seconds`; `busiest` is the most requests it had open at once.
     """
 
     mode: str = "ok"
+    seconds: float = 0.0
+    open_now: int = 0
+    busiest: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
     # The streamed replies in order (the last one repeats), each as its content pieces.
     answers: list[list[str]] = field(default_factory=lambda: [list(ANSWER_PIECES)])
     requests: list[dict] = field(default_factory=list)
@@ -99,6 +114,17 @@ def handler_for(endpoint: Endpoint) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             endpoint.requests.append(body)
             endpoint.authorization.append(self.headers.get("Authorization", ""))
+            with endpoint.lock:
+                endpoint.open_now += 1
+                endpoint.busiest = max(endpoint.busiest, endpoint.open_now)
+            try:
+                time.sleep(endpoint.seconds)
+                self._reply(body)
+            finally:
+                with endpoint.lock:
+                    endpoint.open_now -= 1
+
+        def _reply(self, body: dict) -> None:
             if endpoint.mode == "hang":
                 endpoint.release.wait(30)
                 return
@@ -121,7 +147,8 @@ def handler_for(endpoint: Endpoint) -> type[BaseHTTPRequestHandler]:
                 self._send(200, "application/json", json.dumps(tool_call_reply()).encode())
                 return
             streamed = sum(1 for request in endpoint.requests if request.get("stream"))
-            events = answer_chunks(endpoint.answers[min(streamed, len(endpoint.answers)) - 1])
+            pieces = endpoint.answers[min(streamed, len(endpoint.answers)) - 1]
+            events = answer_chunks(pieces, finished=endpoint.mode != "cut")
             stream = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
             self._send(200, "text/event-stream", stream.encode())
 
@@ -172,17 +199,14 @@ async def run(answerer: Answerer, question: str = "What middleware does ROS 2 us
     return [e async for e in run_answer(request, answerer, deadline=time.monotonic() + seconds)]
 
 
-async def test_the_first_call_names_the_tool_and_the_answer_streams_through_the_real_client(
-    endpoint, retrieval
-):
+async def test_a_run_searches_for_the_question_itself_and_calls_the_model_once(endpoint, retrieval):
     servicer, stub = retrieval
     answerer = Answerer.from_settings(llm_settings(endpoint.url), stub)
     events = await run(answerer)
 
     assert [type(e) for e in events[:2]] == [ToolCall, RetrievalResults]
-    # The resolved question is searched; the model's query adds its own new words.
-    assert json.loads(events[0].arguments) == {"query": "What middleware does ROS 2 use? DDS transport"}
-    assert servicer.requests[0].query == "What middleware does ROS 2 use? DDS transport"
+    assert json.loads(events[0].arguments) == {"query": "What middleware does ROS 2 use?"}
+    assert servicer.requests[0].query == "What middleware does ROS 2 use?"
     assert servicer.requests[0].top_k == 5 and not servicer.requests[0].filters
     finished = events[-1]
     assert isinstance(finished, AnswerFinished) and finished.model == "scripted-llm"
@@ -193,23 +217,46 @@ async def test_the_first_call_names_the_tool_and_the_answer_streams_through_the_
         (1, CHUNKS[1].chunk_id)
     ]
 
+    [answer_turn] = endpoint.requests  # one model call: the answer
+    assert answer_turn["model"] == "scripted-llm" and answer_turn["stream"] is True
+    assert "tools" not in answer_turn and "tool_choice" not in answer_turn
+    assert answer_turn["temperature"] == 0.2 and answer_turn["max_tokens"] == 321
+    assert "- chapter: Basics" in answer_turn["messages"][-1]["content"]
+    assert endpoint.authorization == ["Bearer sk-test"]
+
+
+async def test_with_model_searches_the_first_call_names_the_tool_and_its_new_words_join_the_query(
+    endpoint, retrieval
+):
+    servicer, stub = retrieval
+    answerer = Answerer.from_settings(llm_settings(endpoint.url, llm_model_searches=True), stub)
+    events = await run(answerer)
+    assert json.loads(events[0].arguments) == {"query": "What middleware does ROS 2 use? dds transport"}
+    assert servicer.requests[0].query == "What middleware does ROS 2 use? dds transport"
+    assert events[-1].answer.startswith("ROS 2 uses DDS")
     first, second = endpoint.requests
-    assert first["model"] == "scripted-llm" and not first.get("stream")
+    assert not first.get("stream")
     assert first["tool_choice"] == {"type": "function", "function": {"name": "retrieval_tool"}}
-    assert first["temperature"] == 0.2 and first["max_tokens"] == 321
     assert [tool["function"]["name"] for tool in first["tools"]] == ["retrieval_tool"]
     assert set(first["tools"][0]["function"]["parameters"]["properties"]) == {"query"}
     assert first["messages"][0]["role"] == "system" and "[n]" not in first["messages"][0]["content"]
     assert first["messages"][-1]["content"].endswith("Question: What middleware does ROS 2 use?")
-    assert "- chapter: Basics" in first["messages"][-1]["content"]
-    assert endpoint.authorization == ["Bearer sk-test", "Bearer sk-test"]
     assert second["stream"] is True and "tool_choice" not in second
+
+
+def test_a_model_query_adds_only_new_keywords_and_never_an_answer_from_memory():
+    question = "Which IMU does the robot use?"
+    assert merged_query(question, "robot IMU") == question, "nothing new"
+    assert merged_query(question, "IMU sensor specification") == f"{question} sensor specification"
+    answer = "The robot uses the BMI088 IMU with a 1600 Hz output rate and a 24 g accelerometer range"
+    assert merged_query(question, answer) == question, "an answer written into the query"
+    assert merged_query(question, "IMU 1600 Hz") == question, "a number the question does not have"
 
 
 async def test_an_endpoint_rejecting_a_named_tool_choice_gets_the_search_made_for_it(endpoint, retrieval):
     _servicer, stub = retrieval
     endpoint.mode = "no-tool-choice"
-    answerer = Answerer.from_settings(llm_settings(endpoint.url), stub)
+    answerer = Answerer.from_settings(llm_settings(endpoint.url, llm_model_searches=True), stub)
     events = await run(answerer)
     assert json.loads(events[0].arguments) == {"query": "What middleware does ROS 2 use?"}
     assert isinstance(events[-1], AnswerFinished) and events[-1].answer.startswith("ROS 2 uses DDS")
@@ -224,10 +271,20 @@ async def test_the_answer_turn_has_the_passages_in_the_question_and_no_tools(end
     await run(answerer)
     answer_turn = endpoint.requests[-1]
     assert "tools" not in answer_turn and answer_turn["stream"] is True
-    assert answer_turn["messages"][0]["content"] == ANSWER_INSTRUCTIONS
+    assert answer_turn["messages"][0]["content"] == QUOTING.instructions
     question = answer_turn["messages"][-1]["content"]
     assert question.startswith("Passages from the book:\n[1] ROS 2 uses the Data Distribution Service")
-    assert question.endswith(f"Question: What middleware does ROS 2 use?\n{ANSWER_REQUEST}")
+    assert question.endswith(f"Question: What middleware does ROS 2 use?\n{QUOTING.request}")
+
+
+async def test_a_question_asking_for_other_words_gets_the_prompt_that_allows_rewording(endpoint, retrieval):
+    _servicer, stub = retrieval
+    answerer = Answerer.from_settings(llm_settings(endpoint.url), stub)
+    await run(answerer, "Explain in simpler words what middleware ROS 2 uses")
+    answer_turn = endpoint.requests[-1]["messages"]
+    assert answer_turn[0]["content"] == REWORDING.instructions
+    assert "word for word" not in answer_turn[0]["content"]
+    assert answer_turn[-1]["content"].endswith(f"ROS 2 uses\n{REWORDING.request}")
 
 
 async def test_a_model_allowed_to_search_again_may_write_the_call_as_text(endpoint, retrieval):
@@ -238,8 +295,8 @@ async def test_a_model_allowed_to_search_again_may_write_the_call_as_text(endpoi
     events = await run(answerer)
     assert [e.arguments for e in events if isinstance(e, ToolCall)][1] == '{"query": "master process"}'
     assert [r.query for r in servicer.requests][1] == "master process"
-    assert [bool(r.get("tools")) for r in endpoint.requests] == [True, True, False]
-    searching_again = endpoint.requests[1]["messages"]
+    assert [bool(r.get("tools")) for r in endpoint.requests] == [True, False]
+    searching_again = endpoint.requests[0]["messages"]
     call_message = next(m for m in searching_again if m.get("tool_calls"))
     assert call_message["content"] == "", "llama.cpp's server rejects a null content"
     tool_message = next(m for m in searching_again if m["role"] == "tool")
@@ -247,6 +304,66 @@ async def test_a_model_allowed_to_search_again_may_write_the_call_as_text(endpoi
     streamed = "".join(e.text for e in events if isinstance(e, AnswerDelta))
     assert "tool_call" not in streamed and streamed == events[-1].answer
     assert events[-1].answer.startswith("ROS 2 uses DDS")
+
+
+async def test_an_answer_cut_short_by_the_endpoint_fails_and_is_never_delivered_short(endpoint, retrieval):
+    _servicer, stub = retrieval
+    endpoint.mode = "cut"
+    answerer = Answerer.from_settings(llm_settings(endpoint.url), stub)
+    with pytest.raises(
+        Unavailable,
+        match=r"failed for model .scripted-llm.: it ended the answer before the model finished it",
+    ) as caught:
+        await run(answerer)
+    assert caught.value.reason == Reason.LLM_UNAVAILABLE and "interrupt_requests" in caught.value.message
+
+
+class Reads(httpx.AsyncByteStream):
+    """A response body arriving in these reads."""
+
+    def __init__(self, reads: list[bytes]) -> None:
+        self._reads = iter(reads)
+
+    async def __aiter__(self):
+        for data in self._reads:
+            yield data
+
+
+def sse(events: list[dict]) -> bytes:
+    return "".join(f"data: {json.dumps(e)}\n\n" for e in events).encode() + b"data: [DONE]\n\n"
+
+
+async def test_the_finish_watch_keeps_what_it_saw_when_the_client_drains_in_a_second_read():
+    """openai reads up to [DONE], then drains the rest of an HTTP/1.1 body in a new iteration."""
+    body = sse(answer_chunks(["Hello", " there"]))
+    watch = FinishWatch(Reads([body[:40], body[40:-20], body[-20:]]))
+    first = [data async for data in watch]
+    assert b"".join(first) == body and [data async for data in watch] == []
+    cut = sse(answer_chunks(["Hello"], finished=False))
+    with pytest.raises(BrokenStream, match="no finish_reason"):
+        _ = [data async for data in FinishWatch(Reads([cut[:30], cut[30:]]))]
+
+
+async def test_concurrent_questions_take_turns_at_the_endpoint_within_their_deadlines(endpoint, retrieval):
+    _servicer, stub = retrieval
+    endpoint.seconds = 0.3
+    answerer = Answerer.from_settings(llm_settings(endpoint.url), stub)
+    runs = await asyncio.gather(*(run(answerer) for _ in range(3)))
+    assert endpoint.busiest == 1, "one call at a time (GLOSSATOR_AGENT_LLM_MAX_CONCURRENT_CALLS=1)"
+    assert all(events[-1].answer.startswith("ROS 2 uses DDS") for events in runs)
+    # Now a call takes about 0.3 s: a question whose deadline leaves no room for the one ahead
+    # of it is refused at once, and the one ahead is answered.
+    ahead = asyncio.ensure_future(run(answerer))
+    while endpoint.open_now == 0:
+        await asyncio.sleep(0.01)
+    started = time.monotonic()
+    with pytest.raises(ResourceExhausted, match="model calls"):
+        await run(answerer, seconds=0.45)
+    assert time.monotonic() - started < 0.3, "refused at once, not when its deadline passed"
+    assert (await ahead)[-1].answer.startswith("ROS 2 uses DDS")
+    wide = Answerer.from_settings(llm_settings(endpoint.url, llm_max_concurrent_calls=3), stub)
+    await asyncio.gather(*(run(wide) for _ in range(3)))
+    assert endpoint.busiest >= 2
 
 
 async def test_a_call_written_on_the_answer_turn_is_withheld(endpoint, retrieval):
