@@ -28,7 +28,7 @@ from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.agent.events import AgentEvent, RetrievalResults, ToolError, ToolStep
 from services.agent.passages import Passage, render
 from services.agent.sessions.model import Source
-from services.common.contract_limits import MAX_EXTRACT_CHARS, MAX_QUERY_CHARS
+from services.common.contract_limits import DEFAULT_TOP_K, MAX_EXTRACT_CHARS, MAX_QUERY_CHARS
 from services.common.errors import DeadlineExceeded, GlossatorError, Reason, Unavailable, collection_not_found
 
 TOOL_NAME = "retrieval_tool"
@@ -57,7 +57,7 @@ class AskContext:
     # The question resolved against the conversation and the reader's selection (search_query.py):
     # what the run's first search looks for.
     search_query: str = ""
-    top_k: int = 5
+    top_k: int = DEFAULT_TOP_K
     min_relevance: float | None = None
     call_timeout_s: float = 10.0
     emit: Callable[[AgentEvent], None] = _discard
