@@ -21,7 +21,7 @@ from services.common.text.question import asks_for_other_words
 from services.common.text.words import Analysis
 from services.validation.claim_model import ClaimModel, doubtful_claims, shipped_claim_model
 from services.validation.claims import CitationMarker, Claim, find_citations, split_claims
-from services.validation.commands import command_notes
+from services.validation.commands import cited_command_notes, command_notes
 from services.validation.evidence import ChunkEvidence, PassageMatch, mentions_anything, rank_passages
 from services.validation.grounding_config import GroundingConfig
 from services.validation.lexical import LexicalEvidence, has_checkable_content, lexical_evidence
@@ -160,6 +160,7 @@ def assemble_result(
     citations_valid, misattributed, notes = _check_citations(answer, assessments, context)
     notes += _expected_source_notes(answer, context, expected_sources)
     notes += command_notes(answer)
+    notes += cited_command_notes((m.number for m in find_citations(answer)), [c.text for c in context])
     if is_refusal:
         notes.append("the answer declines to answer: it claims nothing, so it is grounded")
     elif not assessments:
