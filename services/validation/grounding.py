@@ -26,6 +26,7 @@ from services.validation.grounding_config import GroundingConfig
 from services.validation.lexical import LexicalEvidence, has_checkable_content, lexical_evidence
 from services.validation.refusals import is_refusal
 from services.validation.stopping import StopSignal
+from services.validation.subjects import subject_terms
 from services.validation.support import ChunkVerdict, asks_for_rephrasing, judge_claim, wants_similarity
 
 # Texts embedded per model call by a check, with a stop check between calls: a check embeds up
@@ -328,13 +329,20 @@ class OfflineChecker:
             for i, chunk in enumerate(context)
         ]
         analyses = [Analysis(claim.text) for claim in claims]
+        # A subject the context never names is left to the word evidence (a summary words its
+        # subjects its own way); one it names elsewhere must be what the supporting passage is about.
+        context_terms = frozenset().union(*(chunk.analysis.term_set for chunk in chunks))
+        subjects = [subject_terms(analysis) & context_terms for analysis in analyses]
+        context_numbers = frozenset().union(*(chunk.analysis.numbers for chunk in chunks))
         direct = is_direct_answer(claims, self.config)
         rankings = []
-        for claim, analysis in zip(claims, analyses, strict=True):
+        for claim, analysis, subject in zip(claims, analyses, subjects, strict=True):
             stop.check()
-            rankings.append(self._rank(claim, analysis, chunks))
+            rankings.append(self._rank(claim, analysis, subject, chunks))
         evidence = {
-            (i, j): lexical_evidence(analyses[i], chunks[j], matches, self.config)
+            (i, j): lexical_evidence(
+                analyses[i], chunks[j], matches, self.config, subjects[i], context_numbers
+            )
             for i, ranking in enumerate(rankings)
             for j, matches in ranking.items()
         }
@@ -370,7 +378,7 @@ class OfflineChecker:
         return assessments if model is None else _within_budget(assessments, model.doubt_budget)
 
     def _rank(
-        self, claim: Claim, analysis: Analysis, chunks: list[ChunkEvidence]
+        self, claim: Claim, analysis: Analysis, subject: frozenset[str], chunks: list[ChunkEvidence]
     ) -> dict[int, list[PassageMatch]]:
         """The best passages of every chunk worth judging: those sharing words, and the cited ones.
 
@@ -379,7 +387,7 @@ class OfflineChecker:
         keep = max(self.config.negation_passages, self.config.semantic_candidates)
         cited = {n - 1 for n in claim.citations if 1 <= n <= len(chunks)}
         return {
-            chunk.index: rank_passages(analysis, chunk, keep)
+            chunk.index: rank_passages(analysis, chunk, keep, subject)
             for chunk in chunks
             if chunk.index in cited or mentions_anything(analysis, chunk)
         }

@@ -100,6 +100,8 @@ def could_paraphrase(claim: Analysis, evidence: LexicalEvidence, config: Groundi
     unit per failed hard check, reaches paraphrase_max_share of its content words): "Its keeper was
     Thomas Walsh" rephrases nothing. HaluEval's fabricated summary sentences are long and mostly
     supported, so the claim model never learnt this about short ones; it is a rule, not a weight."""
+    if evidence.hard_checks.vetoes:
+        return False
     mass = evidence.unsupported_mass + len(evidence.failures)
     return mass < config.paraphrase_max_share * max(1, len(claim.term_set))
 
