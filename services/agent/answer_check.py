@@ -8,6 +8,8 @@ reader must never get any of that as a checked answer. In order:
    answer (even one quoting them) only when they do;
 3. an answer to deliver whose supported sentences carry no marker gets one after each, naming the
    source the validator found supporting it, and the marked answer is validated again;
+   an answer the validator finds grounded but not an answer (it never addresses what the
+   question asks about: ValidateResponse.answers_question) counts as not grounded below;
 4. an answer not grounded is, under `enforce`, replaced by the extractive answer (labelled
    offline-extractive, or its decline when the passages do not answer) when that one is
    grounded, else by a statement that the book does not support an answer (delivered with the
@@ -47,6 +49,7 @@ NOT_SUPPORTED_ANSWER = (
 )
 WRONG_REFUSAL_NOTE = "the answer declines, but the retrieved passages answer the question"
 OFF_TOPIC_NOTE = "none of the retrieved passages answers the question, so neither can the answer"
+NOT_AN_ANSWER_REASON = "grounded, but it does not address what the question asks about"
 _NOT_ANSWERS = DECLINES | {NOT_SUPPORTED_ANSWER}
 
 Policy = Literal["annotate", "enforce", "off"]
@@ -73,6 +76,7 @@ class Validated:
             supported_claims=sum(1 for claim in verdict.claims if claim.supported),
             citations_found=verdict.citations_found,
             citations_valid=verdict.citations_valid,
+            answers_question=verdict.answers_question,
         )
 
 
@@ -124,7 +128,7 @@ class AnswerChecker:
                 validated = Validated(status="unavailable", verdict=None, validation_ms=_ms(started))
                 return self._checked(finished, answer, validated, finished.model, streamed_citations)
             verdict = await _judged_against_the_passages(verdict, finished)
-            if verdict.is_grounded or self._policy == "annotate":
+            if stands(verdict) or self._policy == "annotate":
                 answer, verdict = await self._with_markers(query, answer, verdict, finished)
                 validated = Validated(status="validated", verdict=verdict, validation_ms=_ms(started))
                 return self._checked(finished, answer, validated, finished.model, streamed_citations)
@@ -158,7 +162,7 @@ class AnswerChecker:
         fallback = await finished.fallback() if finished.fallback is not None else ""
         if fallback:
             verdict = await self._validate(query, fallback, finished)
-            if verdict is not None and verdict.is_grounded:
+            if verdict is not None and stands(verdict):
                 return fallback, verdict
         return NOT_SUPPORTED_ANSWER, None
 
@@ -190,6 +194,11 @@ class AnswerChecker:
             new_citations=[n for n in numbers if n not in streamed],
             not_covered=not numbers and (refusal or answer in _NOT_ANSWERS or not finished.sources),
         )
+
+
+def stands(verdict: validation_pb2.ValidateResponse) -> bool:
+    """Grounded, and an answer to the question (or a refusal, which answers nothing by design)."""
+    return verdict.is_grounded and (verdict.answers_question or verdict.is_refusal)
 
 
 def add_markers(answer: str, verdict: validation_pb2.ValidateResponse) -> str:
@@ -225,6 +234,8 @@ def _replaced_note(model: str, verdict: validation_pb2.ValidateResponse | None) 
     if verdict is None:
         return f"the answer of {model} was empty, so it was replaced"
     reasons = [note for note in verdict.notes if note in (WRONG_REFUSAL_NOTE, OFF_TOPIC_NOTE)]
+    if verdict.is_grounded and not stands(verdict):
+        reasons.append(NOT_AN_ANSWER_REASON)
     reasons += [f"“{claim.text[:80]}”: {claim.reason}" for claim in verdict.claims if not claim.supported]
     return f"the answer of {model} was replaced: " + ("; ".join(reasons[:3]) or "not grounded")
 

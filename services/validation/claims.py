@@ -163,8 +163,10 @@ def _clause_spans(answer: str, start: int, end: int, min_words: int) -> list[tup
         if join.start() in in_markers or last - first < min_words or len(words) - after < min_words:
             continue
         right = [word for _, word in words[after : after + WORDS_BEFORE_CLAUSE_VERB]]
-        if ";" in join.group() or _contrasts(join.group()) or (
-            verbs_before[last] > verbs_before[first] and _starts_statement(right)
+        if (
+            ";" in join.group()
+            or _contrasts(join.group())
+            or (verbs_before[last] > verbs_before[first] and _starts_statement(right))
         ):
             pieces.append((piece_start, join.start()))
             piece_start = join.end()
@@ -173,7 +175,7 @@ def _clause_spans(answer: str, start: int, end: int, min_words: int) -> list[tup
 
 
 def _contrasts(join: str) -> bool:
-    """", while" and ", whereas" set a statement against another: each side is one of its own."""
+    """ ", while" and ", whereas" set a statement against another: each side is one of its own."""
     return join.rstrip().endswith(("while", "whereas"))
 
 

@@ -55,7 +55,11 @@ def negated_terms(analysis: Analysis) -> frozenset[str]:
     negated = set()
     for i, word in enumerate(words):
         for prefix in ("non", "un"):
-            if word.startswith(prefix) and len(word) - len(prefix) >= 4 and is_content_word(word[len(prefix) :]):
+            if (
+                word.startswith(prefix)
+                and len(word) - len(prefix) >= 4
+                and is_content_word(word[len(prefix) :])
+            ):
                 negated.add(stem(word[len(prefix) :].lstrip("-")))
         if word in ("no", "without", "not") and i + 1 < len(words) and is_content_word(words[i + 1]):
             negated.add(stem(words[i + 1]))

@@ -17,17 +17,19 @@ from typing import Protocol
 import numpy as np
 
 from services.common.embedding import EmbeddingCache
+from services.common.text.question import asks_for_other_words
 from services.common.text.words import Analysis
 from services.validation.claim_model import ClaimModel, doubtful_claims, shipped_claim_model
 from services.validation.claims import CitationMarker, Claim, find_citations, split_claims
 from services.validation.commands import command_notes
 from services.validation.evidence import ChunkEvidence, PassageMatch, mentions_anything, rank_passages
+from services.validation.focus import missed_focus
 from services.validation.grounding_config import GroundingConfig
 from services.validation.lexical import LexicalEvidence, has_checkable_content, lexical_evidence
 from services.validation.refusals import is_refusal
 from services.validation.stopping import StopSignal
 from services.validation.subjects import subject_terms
-from services.validation.support import ChunkVerdict, asks_for_rephrasing, judge_claim, wants_similarity
+from services.validation.support import ChunkVerdict, judge_claim, wants_similarity
 
 # Texts embedded per model call by a check, with a stop check between calls: a check embeds up
 # to every sentence of its context, thousands on a long one. 32 texts took about 1.5 s of model
@@ -81,6 +83,9 @@ class GroundingResult:
     is_refusal: bool
     checker: str
     threshold: float
+    # Grounded is not answered: False when the answer never addresses what the question asks
+    # about (services.validation.focus); the reason is among the notes.
+    answers_question: bool = True
 
 
 class GroundingChecker(Protocol):
@@ -117,6 +122,8 @@ class ClaimAssessment:
     reason: str
     supporting_chunks: frozenset[int] = frozenset()
     doubt: float = 0.0  # the claim model's −log P(supported); inf when no chunk mentions it
+    # Words of the passage supporting it (a list item with its heading): what the claim is about.
+    passage_terms: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -138,6 +145,7 @@ def is_direct_answer(claims: list[Claim], config: GroundingConfig) -> bool:
 
 
 def assemble_result(
+    query: str,
     answer: str,
     claims: AnswerClaims,
     assessments: list[ClaimAssessment],
@@ -160,10 +168,15 @@ def assemble_result(
     citations_valid, misattributed, notes = _check_citations(answer, assessments, context)
     notes += _expected_source_notes(answer, context, expected_sources)
     notes += command_notes(answer)
+    missed = ""
     if is_refusal:
         notes.append("the answer declines to answer: it claims nothing, so it is grounded")
     elif not assessments:
         notes.append("the answer states no checkable claim")
+    else:
+        missed = missed_focus(query, answer, (a.passage_terms for a in assessments if a.supported))
+        if missed:
+            notes.append(missed)
     return GroundingResult(
         # A marker that points nowhere or at a chunk that does not support its claim makes the
         # answer ungrounded, however well the rest is supported: the reader follows the marker.
@@ -182,6 +195,7 @@ def assemble_result(
         is_refusal=is_refusal,
         checker=checker,
         threshold=threshold,
+        answers_question=not missed,
     )
 
 
@@ -315,9 +329,11 @@ class OfflineChecker:
     ) -> GroundingResult:
         """The check, on the calling thread."""
         claims = split_answer(answer, self.config)
-        assessments = self.assess(claims.checkable, context, stop, asks_for_rephrasing(query))
+        assessments = self.assess(claims.checkable, context, stop, asks_for_other_words(query))
         threshold = self.config.threshold if threshold is None else threshold
-        return assemble_result(answer, claims, assessments, context, expected_sources, threshold, self.name)
+        return assemble_result(
+            query, answer, claims, assessments, context, expected_sources, threshold, self.name
+        )
 
     def gather(
         self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal, rephrasing: bool
@@ -361,6 +377,7 @@ class OfflineChecker:
             _assess_claim(
                 claim,
                 analysis,
+                found.rankings[i],
                 [
                     judge_claim(
                         analysis,
@@ -451,7 +468,9 @@ def _passage_vector(sentence_vectors: dict[tuple[int, int], np.ndarray], match: 
     return total / max(float(np.linalg.norm(total)), 1e-9)
 
 
-def _assess_claim(claim: Claim, analysis: Analysis, verdicts: list[ChunkVerdict]) -> ClaimAssessment:
+def _assess_claim(
+    claim: Claim, analysis: Analysis, passages: dict[int, list[PassageMatch]], verdicts: list[ChunkVerdict]
+) -> ClaimAssessment:
     if not has_checkable_content(analysis):
         return ClaimAssessment(claim, True, 1.0, -1, "nothing to check")
     if not verdicts:
@@ -459,7 +478,14 @@ def _assess_claim(claim: Claim, analysis: Analysis, verdicts: list[ChunkVerdict]
     best = max(verdicts, key=lambda v: (v.supported, v.score))
     supporting = frozenset(v.chunk_index for v in verdicts if v.supported)
     return ClaimAssessment(
-        claim, best.supported, best.score, best.chunk_index, best.reason, supporting, best.doubt
+        claim,
+        best.supported,
+        best.score,
+        best.chunk_index,
+        best.reason,
+        supporting,
+        best.doubt,
+        passages[best.chunk_index][0].passage.terms,
     )
 
 

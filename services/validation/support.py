@@ -20,7 +20,6 @@ Two regimes, chosen per answer:
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 from services.common.text.words import Analysis, is_content_word, stem
@@ -37,18 +36,6 @@ class ChunkVerdict:
     score: float
     reason: str
     doubt: float = 0.0  # −log P(supported) by the claim model; 0 for a direct answer
-
-
-_REPHRASING_RE = re.compile(
-    r"\b(?:explain|simpl(?:er|ify|y put)|in other words|rephrase|paraphrase|summari[sz]e"
-    r"|plain (?:english|words|terms))\b",
-    re.IGNORECASE,
-)
-
-
-def asks_for_rephrasing(query: str) -> bool:
-    """Whether the reader asks for other words ("Explain this in simpler words", "Summarise it")."""
-    return bool(_REPHRASING_RE.search(query))
 
 
 def wants_similarity(evidence: LexicalEvidence, direct: bool, rephrasing: bool) -> bool:
@@ -70,7 +57,7 @@ def judge_claim(
     rephrasing: bool,
 ) -> ChunkVerdict:
     """model: the claim model for a claim of a longer answer; None for a direct answer.
-    rephrasing: the question asks for other words (see asks_for_rephrasing)."""
+    rephrasing: the question asks for other words (services.common.text.question.asks_for_other_words)."""
     if model is not None:
         doubt = model.doubt(claim_features(claim, evidence))
         if not could_paraphrase(claim, evidence, config):

@@ -76,6 +76,19 @@ def wants_name(query: str) -> bool:
     return not wants_number(query) and bool(_NAME_Q_RE.search(query))
 
 
+_OTHER_WORDS_RE = re.compile(
+    r"\b(?:explain|simpl(?:er|ify|y put)|in other words|rephrase|paraphrase|summari[sz]e"
+    r"|plain (?:english|words|terms))\b",
+    re.IGNORECASE,
+)
+
+
+def asks_for_other_words(query: str) -> bool:
+    """Whether the reader asks for other words ("Explain this in simpler words", "Summarise it"):
+    the answer may reword its source rather than quote it."""
+    return bool(_OTHER_WORDS_RE.search(query))
+
+
 def classify_query(query: str, selected_text: str = "") -> QueryType:
     """Classifies by surface cues only: cheap, deterministic, and explainable."""
     text = " ".join(query.split())
