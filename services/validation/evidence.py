@@ -72,42 +72,74 @@ class ChunkEvidence:
     def __init__(self, index: int, text: str, window_sentences: int, phrase_gap: int) -> None:
         self.index = index
         self.analysis = Analysis(text)
-        self.sentences = read_sentences(text)
+        self._read = read_sentences(text)
+        self.sentences = [sentence.shown for sentence in self._read]
         self._window_sentences = window_sentences
         self._phrase_gap = phrase_gap
 
     @cached_property
     def passages(self) -> list[Passage]:
-        analysed = [Analysis(sentence) for sentence in self.sentences]
+        analysed = [[Analysis(reading) for reading in sentence.readings] for sentence in self._read]
         passages = []
         for size in range(1, min(self._window_sentences, len(analysed)) + 1):
             for first in range(len(analysed) - size + 1):
                 window = analysed[first : first + size]
+                shown = [readings[0] for readings in window]
                 passages.append(
                     Passage(
                         self.index,
                         first,
                         first + size,
-                        frozenset().union(*(a.term_set for a in window)),
-                        frozenset().union(*(a.ordered_pairs(self._phrase_gap) for a in window)),
-                        frozenset().union(*(a.negations for a in window)),
-                        frozenset().union(*(negated_terms(a) for a in window)),
+                        frozenset().union(*(a.term_set for a in shown)),
+                        frozenset().union(
+                            *(a.ordered_pairs(self._phrase_gap) for readings in window for a in readings)
+                        ),
+                        frozenset().union(*(a.negations for a in shown)),
+                        frozenset().union(*(negated_terms(a) for a in shown)),
                     )
                 )
         return passages
 
 
-def read_sentences(text: str) -> list[str]:
-    """The text's sentences as a reader takes them: a list item prefixed with the heading it
-    stands under ("Publisher-Subscriber (Topics): Used for streaming data ...")."""
+# "**Continuous**: Unlimited rotational movement": a label is a few words before a colon.
+_MAX_LABEL_CHARS = 40
+
+
+@dataclass(frozen=True)
+class ReadSentence:
+    """A sentence of a chunk as a reader takes it: a list item with the heading it stands under."""
+
+    text: str
+    heading: str = ""
+
+    @property
+    def shown(self) -> str:
+        """ "Publisher-Subscriber (Topics): Used for streaming data ..." """
+        return f"{self.heading}: {self.text}" if self.heading else self.text
+
+    @property
+    def readings(self) -> tuple[str, ...]:
+        """The texts whose words and phrases the sentence states: a list item's words pair with
+        its heading's either way round, and a labelled item's label comes first ("Revolute
+        joints: rotational movement ..." is what "**Revolute**: ..." says under "Joints")."""
+        if not self.heading:
+            return (self.text,)
+        label, colon, rest = self.text.partition(":")
+        if colon and len(label) <= _MAX_LABEL_CHARS:
+            return (self.shown, f"{label} {self.heading}: {rest}")
+        return (self.shown, f"{self.text} {self.heading}")
+
+
+def read_sentences(text: str) -> list[ReadSentence]:
+    """The text's sentences, each list item with the heading it stands under."""
     read = []
     heading = ""
     for unit in sentence_units(text):
         sentence = text[unit.start : unit.end]
         if unit.kind == UnitKind.HEADING:
             heading = display_text(sentence)
-        read.append(f"{heading}: {sentence}" if unit.kind == UnitKind.LIST_ITEM and heading else sentence)
-    return read or [text]
+        read.append(ReadSentence(sentence, heading if unit.kind == UnitKind.LIST_ITEM else ""))
+    return read or [ReadSentence(text)]
 
 
 @dataclass(frozen=True)

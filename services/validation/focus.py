@@ -32,11 +32,12 @@ def focus_terms(query: str) -> frozenset[str]:
     return understand(query).focus - QUESTION_WORDS
 
 
-def missed_focus(query: str, answer: str, supporting_passages: Iterable[frozenset[str]]) -> str:
-    """Why the answer does not answer the question ("" when it does): the terms of each passage
-    supporting one of its claims count as addressed (a quoted list item is about its heading)."""
+def missed_focus(query: str, claims: str, supporting_passages: Iterable[frozenset[str]]) -> str:
+    """Why the answer (its claims, markers left out) does not answer the question ("" when it
+    does): the terms of each passage supporting one of its claims count as addressed (a quoted
+    list item is about its heading)."""
     focus = focus_terms(query)
-    stated = Analysis(answer)
+    stated = Analysis(claims)
     if focus and not focus & stated.term_set.union(*supporting_passages):
         return "the answer never addresses what the question asks about: " + ", ".join(sorted(focus))
     if _ASKS_QUANTITY_RE.search(query) and not stated.numbers:

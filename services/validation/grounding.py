@@ -174,7 +174,11 @@ def assemble_result(
     elif not assessments:
         notes.append("the answer states no checkable claim")
     else:
-        missed = missed_focus(query, answer, (a.passage_terms for a in assessments if a.supported))
+        missed = missed_focus(
+            query,
+            " ".join(a.claim.text for a in assessments),
+            (a.passage_terms for a in assessments if a.supported),
+        )
         if missed:
             notes.append(missed)
     return GroundingResult(
