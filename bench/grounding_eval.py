@@ -87,6 +87,12 @@ def figures(cases: list[Case], flagged: list[bool], timings: list[float]) -> dic
     }
 
 
+def record_range(text: str) -> range:
+    """ "750:1000" -> range(750, 1000); either end may be left out ("750:")."""
+    start, _, stop = text.partition(":")
+    return range(int(start or 0), int(stop) if stop else 1 << 31)
+
+
 def parse_overrides(pairs: list[str]) -> GroundingConfig:
     """--set name=value pairs over the default GroundingConfig (values parsed as JSON)."""
     overrides = {}
@@ -103,6 +109,13 @@ def main() -> None:
     )
     parser.add_argument("--limit", type=int, default=None, help="first N records only (two validations each)")
     parser.add_argument(
+        "--records",
+        type=record_range,
+        default=None,
+        metavar="FROM:TO",
+        help="records FROM (inclusive) to TO (exclusive) only, e.g. 750:1000 for the held-out quarter",
+    )
+    parser.add_argument(
         "--half", choices=tuple(HALVES), default="all", help="records: tune (even), report (odd) or all"
     )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
@@ -112,7 +125,11 @@ def main() -> None:
     args = parser.parse_args()
     checker = OfflineChecker(parse_overrides(args.set), local_embedding_model())
     local_embedding_model().embed(["warm up the model before timing"])
-    cases = [case for case in load_cases(args.file, args.limit) if case.record % 2 in HALVES[args.half]]
+    cases = [
+        case
+        for case in load_cases(args.file, args.limit)
+        if case.record % 2 in HALVES[args.half] and (args.records is None or case.record in args.records)
+    ]
     results = asyncio.run(evaluate(cases, checker))
     if args.json:
         print(json.dumps(results))

@@ -8,7 +8,9 @@ weights, a fixed number of steps): the same data gives the same file.
 
     .venv/bin/python -m bench.train_claim_model [--write]
 
-Without --write it prints what it would write. Reads ../shared/eval/halueval in place.
+Without --write it prints what it would write. Reads ../shared/eval/halueval in place. Records from
+HELD_OUT_FROM on are held out of both halves: nothing is fitted or chosen on them, so
+`bench.grounding_eval --records 750:` measures records no tuning has seen.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ LEARNING_RATE = 0.05
 # tune half a little better (report half, summarization: 0.865 against 0.851) and made a short
 # claim of one fabricated word look better supported than a quote.
 SIGNS = -np.ones(len(FEATURES))
+# The last quarter of the summarization dev split: never trained or tuned on (issue 27).
+HELD_OUT_FROM = 750
 
 
 @dataclass(frozen=True)
@@ -140,7 +144,7 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help=f"write {MODEL_PATH.name}")
     args = parser.parse_args()
     checker = OfflineChecker(embedding_model=local_embedding_model())
-    cases = load_cases(args.file, None)
+    cases = load_cases(args.file, HELD_OUT_FROM)
     halves = {name: [c for c in cases if c.record % 2 in HALVES[name]] for name in ("tune", "report")}
     data = {name: examples(half, checker) for name, half in halves.items()}
     mean, scale, weights, bias = (np.round(values, 6) for values in fit(data["tune"]))

@@ -8,6 +8,8 @@ reader must never get any of that as a checked answer. In order:
    answer (even one quoting them) only when they do;
 3. an answer to deliver whose supported sentences carry no marker gets one after each, naming the
    source the validator found supporting it, and the marked answer is validated again;
+   an answer the validator finds grounded but not an answer (it never addresses what the
+   question asks about: ValidateResponse.answers_question) counts as not grounded below;
 4. an answer not grounded is, under `enforce`, replaced by the extractive answer (labelled
    offline-extractive, or its decline when the passages do not answer) when that one is
    grounded, else by a statement that the book does not support an answer (delivered with the
@@ -15,8 +17,8 @@ reader must never get any of that as a checked answer. In order:
    not grounded.
 So an answer is validated once or twice: once more when markers were added, or for its stand-in.
 An empty answer (the model wrote only withheld text) is replaced the same way under any policy.
-A replacement is never silent: its reason (empty, not_grounded, off_topic, wrong_refusal) leads
-the note it is delivered with, the log line `answer_replaced` and the counter
+A replacement is never silent: its reason (empty, not_grounded, off_topic, wrong_refusal,
+not_an_answer) leads the note it is delivered with, the log line `answer_replaced` and the counter
 glossator_answers_replaced_total{reason}. A model that is slow or cut off is not a reason: that
 run fails with its status (DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE) before this check.
 Under `enforce` an answer that cannot be validated at all (the validation service is down or too
@@ -51,6 +53,7 @@ NOT_SUPPORTED_ANSWER = (
 )
 WRONG_REFUSAL_NOTE = "the answer declines, but the retrieved passages answer the question"
 OFF_TOPIC_NOTE = "none of the retrieved passages answers the question, so neither can the answer"
+NOT_AN_ANSWER_REASON = "grounded, but it does not address what the question asks about"
 _NOT_ANSWERS = DECLINES | {NOT_SUPPORTED_ANSWER}
 
 Policy = Literal["annotate", "enforce", "off"]
@@ -77,6 +80,7 @@ class Validated:
             supported_claims=sum(1 for claim in verdict.claims if claim.supported),
             citations_found=verdict.citations_found,
             citations_valid=verdict.citations_valid,
+            answers_question=verdict.answers_question,
         )
 
 
@@ -128,7 +132,7 @@ class AnswerChecker:
                 validated = Validated(status="unavailable", verdict=None, validation_ms=_ms(started))
                 return self._checked(finished, answer, validated, finished.model, streamed_citations)
             verdict = await _judged_against_the_passages(verdict, finished)
-            if verdict.is_grounded or self._policy == "annotate":
+            if stands(verdict) or self._policy == "annotate":
                 answer, verdict = await self._with_markers(query, answer, verdict, finished)
                 validated = Validated(status="validated", verdict=verdict, validation_ms=_ms(started))
                 return self._checked(finished, answer, validated, finished.model, streamed_citations)
@@ -166,7 +170,7 @@ class AnswerChecker:
         fallback = await finished.fallback() if finished.fallback is not None else ""
         if fallback:
             verdict = await self._validate(query, fallback, finished)
-            if verdict is not None and verdict.is_grounded:
+            if verdict is not None and stands(verdict):
                 return fallback, verdict
         return NOT_SUPPORTED_ANSWER, None
 
@@ -200,6 +204,11 @@ class AnswerChecker:
         )
 
 
+def stands(verdict: validation_pb2.ValidateResponse) -> bool:
+    """Grounded, and an answer to the question (or a refusal, which answers nothing by design)."""
+    return verdict.is_grounded and (verdict.answers_question or verdict.is_refusal)
+
+
 def add_markers(answer: str, verdict: validation_pb2.ValidateResponse) -> str:
     """The answer with `[n]` after each supported claim that cites nothing, n its best chunk."""
     inserts = [
@@ -230,13 +239,16 @@ async def _judged_against_the_passages(
 
 def replacement_reason(verdict: validation_pb2.ValidateResponse | None) -> str:
     """Why an answer is replaced, in one word: empty (no verdict: the model wrote nothing to
-    deliver), wrong_refusal, off_topic (the judge's notes), else not_grounded."""
+    deliver), wrong_refusal, off_topic (the judge's notes), not_an_answer (grounded, but the
+    validator finds it does not address the question), else not_grounded."""
     if verdict is None:
         return "empty"
     if WRONG_REFUSAL_NOTE in verdict.notes:
         return "wrong_refusal"
     if OFF_TOPIC_NOTE in verdict.notes:
         return "off_topic"
+    if verdict.is_grounded and not stands(verdict):
+        return "not_an_answer"
     return "not_grounded"
 
 
@@ -245,6 +257,8 @@ def _replaced_note(model: str, reason: str, verdict: validation_pb2.ValidateResp
     if verdict is None:
         return f"the answer of {model} was replaced ({reason}): it was empty"
     judged = [note for note in verdict.notes if note in (WRONG_REFUSAL_NOTE, OFF_TOPIC_NOTE)]
+    if verdict.is_grounded and not stands(verdict):
+        judged.append(NOT_AN_ANSWER_REASON)
     unsupported = [f"“{claim.text[:80]}”: {claim.reason}" for claim in verdict.claims if not claim.supported]
     # The validator's own notes last: a citation that does not support its sentence is a reason
     # when every claim is supported.

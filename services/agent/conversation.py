@@ -301,7 +301,8 @@ def confidence(checked: Checked) -> float:
 
     An answer citing nothing has no retrieval support (0.1 when it says the book does not cover the
     question, which is itself a confident statement about the book). Without a verdict, retrieval
-    alone counts, discounted.
+    alone counts, discounted. An answer the validator found grounded but not an answer to the
+    question (annotate delivers it) gets no credit for its grounding: at most 0.4.
     """
     if not checked.cited:
         return 0.1 if checked.not_covered else 0.0
@@ -309,7 +310,8 @@ def confidence(checked: Checked) -> float:
     verdict = checked.validated.verdict
     if verdict is None:
         return round(0.7 * retrieval, 3)
-    return round(0.4 * retrieval + 0.6 * verdict.grounding_score, 3)
+    grounding = verdict.grounding_score if verdict.answers_question or verdict.is_refusal else 0.0
+    return round(0.4 * retrieval + 0.6 * grounding, 3)
 
 
 def _turn(question: Question, outcome: Outcome, cited: list[Source], steps: list[ToolStep]) -> Turn:

@@ -1,7 +1,11 @@
 """Hard checks: facts a claim states that must appear in its evidence, whatever the similarity.
 
 Embeddings of "born in 1846" and "born in 1864", or of "won" and "did not win", are nearly the
-same vector; these checks look for the exact number, name or negation instead.
+same vector; these checks look for the exact number, name or negation instead. Two more read
+the claim's best passage for its meaning: it must be about the claim's subject (a list item
+"Used for streaming data" under "Topics" does not say it of URDF), and it must not state the
+opposite of one of the claim's words ("Continuous: Unlimited rotational movement" against "the
+continuous can move with limits": a reversed relation).
 """
 
 from __future__ import annotations
@@ -34,6 +38,26 @@ def missing_names(claim: Analysis, chunk: ChunkEvidence) -> list[str]:
     return missing
 
 
+def numbers_elsewhere(claim: Analysis, chunk: ChunkEvidence, context_numbers: frozenset[str]) -> list[str]:
+    """Numbers of the claim that another chunk of the context states and this one does not:
+    "Atlas has 360 degrees of freedom", the 360 being a LiDAR's field of view in another passage.
+    (Within one chunk a number may come from the next sentence: summaries merge sentences.)"""
+    return sorted((claim.numbers & context_numbers) - chunk.analysis.numbers)
+
+
+def subject_elsewhere(subject: frozenset[str], best: Passage) -> list[str]:
+    """The claim's subject words when its best passage names none of them."""
+    return [] if best.is_about(subject) else sorted(subject)
+
+
+def contradicted_words(claim: Analysis, best: Passage) -> list[str]:
+    """Words of the claim (one that negates nothing) that its best passage states the opposite of
+    ("limit" against "unlimited", "constraint" against "no constraints")."""
+    if claim.negations:
+        return []
+    return sorted((claim.term_set & best.negated) - best.terms)
+
+
 def unmatched_negations(claim: Analysis, passages: list[Passage]) -> list[str]:
     """Negations of the claim ("did not", "never") absent from all of its best passages."""
     return sorted(claim.negations) if claim.negations and not any(p.negations for p in passages) else []
@@ -47,14 +71,26 @@ class HardCheckFailures:
     numbers: list[str] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
     negations: list[str] = field(default_factory=list)
+    subject: list[str] = field(default_factory=list)
+    borrowed_numbers: list[str] = field(default_factory=list)
+    contradicted: list[str] = field(default_factory=list)
+
+    @property
+    def vetoes(self) -> bool:
+        """A claim about another subject, or the opposite of what its passage says, is not
+        supported however many of its words are there (in a longer answer too)."""
+        return bool(self.subject or self.contradicted or self.borrowed_numbers)
 
     @property
     def reasons(self) -> list[str]:
         """Short reasons, one per failed check, e.g. "number 1846 not in context"."""
         return (
-            [f"number {n} not in context" for n in self.numbers]
+            [f"number {n} not in context" for n in self.numbers if n not in self.borrowed_numbers]
             + [f"name '{n}' not in context" for n in self.names]
             + [f"negation '{n}' not in the supporting passages" for n in self.negations]
+            + [f"number {n} is from another passage" for n in self.borrowed_numbers]
+            + ([f"its passage is not about '{' '.join(self.subject)}'"] if self.subject else [])
+            + [f"its passage says the opposite of '{w}'" for w in self.contradicted]
         )
 
 
@@ -62,15 +98,20 @@ def hard_check_failures(
     claim: Analysis,
     chunk: ChunkEvidence,
     passages: list[Passage],
+    subject: frozenset[str] = frozenset(),
+    context_numbers: frozenset[str] = frozenset(),
     *,
     numbers: bool = True,
     names: bool = True,
     negations: bool = True,
 ) -> HardCheckFailures:
     """The checks that are switched on, run against the chunk (names, numbers) and the claim's
-    best passages (negations)."""
+    best passages (negations; subject and opposites: the best one)."""
     return HardCheckFailures(
         missing_numbers(claim, chunk) if numbers else [],
         missing_names(claim, chunk) if names else [],
         unmatched_negations(claim, passages) if negations else [],
+        subject_elsewhere(subject, passages[0]),
+        numbers_elsewhere(claim, chunk, context_numbers) if numbers else [],
+        contradicted_words(claim, passages[0]),
     )

@@ -1,7 +1,7 @@
 """Splitting an answer into atomic claims, each with its citation markers and its place in the answer.
 
-A claim is a sentence, or one clause of it when "and" or ";" joins two statements that each have
-a verb of their own ("He was born in Paris and died in London"). A list of names joined by "and"
+A claim is a sentence, or one clause of it when "and", ";" or a contrasting ", while" joins two
+statements that each have a verb of their own ("He was born in Paris and died in London"). A list of names joined by "and"
 stays one claim. Offsets always point into the original answer, so unsupported spans can be
 highlighted there.
 """
@@ -22,7 +22,11 @@ CITATION_GROUP_RE = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 # left, every group of a long run was tried as the start of the run (quadratic).
 REVERSED_TRAILING_CITATIONS_RE = re.compile(r"(?:\][\d\s,;]+\[\s*)+")
 PUNCTUATION = frozenset(".,;:!?")
-CLAUSE_JOIN_RE = re.compile(r"(?<!\s)\s*;\s+|(?:,|(?<![\s,]))\s+and\s+")  # space runs from their start
+# "; ", " and ", and the contrast of a comparison (", while", ", whereas": "the revolute rotates
+# with limits, while the continuous rotates freely" says one thing of each).
+CLAUSE_JOIN_RE = re.compile(
+    r"(?<!\s)\s*;\s+|(?:,|(?<![\s,]))\s+and\s+|,\s+(?:while|whereas)\s+"
+)  # space runs from their start
 # Finite verbs and auxiliaries: a clause after "and" that has one early asserts a fact of its own.
 VERB_WORDS = word_list("clause_verbs")
 SUBJECT_WORDS = word_list("clause_subjects")
@@ -140,7 +144,8 @@ def _markers_within(
 
 
 def _clause_spans(answer: str, start: int, end: int, min_words: int) -> list[tuple[int, int]]:
-    """Cuts a sentence at ";" or "and" where both sides are statements of their own.
+    """Cuts a sentence at ";", a contrasting ", while", or "and" where both sides are statements
+    of their own.
 
     The sentence's words are found once, and each side of a join counts the words that start in
     it: cutting them out again for every join was quadratic ("a and a and ..." took seconds). A
@@ -158,11 +163,20 @@ def _clause_spans(answer: str, start: int, end: int, min_words: int) -> list[tup
         if join.start() in in_markers or last - first < min_words or len(words) - after < min_words:
             continue
         right = [word for _, word in words[after : after + WORDS_BEFORE_CLAUSE_VERB]]
-        if ";" in join.group() or (verbs_before[last] > verbs_before[first] and _starts_statement(right)):
+        if (
+            ";" in join.group()
+            or _contrasts(join.group())
+            or (verbs_before[last] > verbs_before[first] and _starts_statement(right))
+        ):
             pieces.append((piece_start, join.start()))
             piece_start = join.end()
     pieces.append((piece_start, len(sentence)))
     return [(start + a, start + b) for a, b in pieces]
+
+
+def _contrasts(join: str) -> bool:
+    """ ", while" and ", whereas" set a statement against another: each side is one of its own."""
+    return join.rstrip().endswith(("while", "whereas"))
 
 
 def _starts_statement(words: list[str]) -> bool:

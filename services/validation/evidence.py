@@ -3,6 +3,16 @@
 A passage is a window of one to a few consecutive sentences of one chunk: small enough that a
 claim whose words are spread over a whole chunk (a recombination of facts) does not look
 supported, large enough for a claim that merges two adjacent sentences.
+
+A list item is read with the heading it stands under, as a reader reads it: under "Publisher-
+Subscriber (Topics)", "- Used for streaming data like sensor readings" says that *topics* are
+used for streaming data. Alone it has no subject, and would support "URDF is used for streaming
+data" as well as the truth.
+
+A claim may add a common verb its source leaves implicit ("Revolute joints allow rotational
+movement with limits" for "**Revolute**: Rotational movement with limits"): such a word
+(wordlists/paraphrase_words.txt) counts only when the chunk states it, so it is neither a word
+the chunk lacks nor a break in the claim's phrases.
 """
 
 from __future__ import annotations
@@ -11,8 +21,12 @@ import heapq
 from dataclasses import dataclass
 from functools import cached_property
 
-from services.common.text.units import sentence_spans
-from services.common.text.words import Analysis
+from services.common.text.display import display_text
+from services.common.text.lists import read_list
+from services.common.text.units import UnitKind, sentence_units
+from services.common.text.words import Analysis, is_content_word, stem
+
+PARAPHRASE_WORDS = frozenset(stem(word) for word in read_list(__package__, "wordlists/paraphrase_words.txt"))
 
 
 @dataclass(frozen=True)
@@ -25,6 +39,31 @@ class Passage:
     terms: frozenset[str]
     bigrams: frozenset[tuple[str, str]]
     negations: frozenset[str]
+    # Terms the passage states the opposite of: "Unlimited rotational movement" negates "limit",
+    # "(no constraints)" negates "constraint".
+    negated: frozenset[str] = frozenset()
+
+    def is_about(self, subject: frozenset[str]) -> bool:
+        """Whether the passage (a list item with its heading) names the subject (any subject
+        when the claim names none)."""
+        return not subject or bool(subject & self.terms)
+
+
+def negated_terms(analysis: Analysis) -> frozenset[str]:
+    """The stems a text negates by a prefix (un-, non-) or a preceding "no"/"without"/"not"."""
+    words = analysis.words
+    negated = set()
+    for i, word in enumerate(words):
+        for prefix in ("non", "un"):
+            if (
+                word.startswith(prefix)
+                and len(word) - len(prefix) >= 4
+                and is_content_word(word[len(prefix) :])
+            ):
+                negated.add(stem(word[len(prefix) :].lstrip("-")))
+        if word in ("no", "without", "not") and i + 1 < len(words) and is_content_word(words[i + 1]):
+            negated.add(stem(words[i + 1]))
+    return frozenset(negated)
 
 
 class ChunkEvidence:
@@ -33,28 +72,95 @@ class ChunkEvidence:
     def __init__(self, index: int, text: str, window_sentences: int, phrase_gap: int) -> None:
         self.index = index
         self.analysis = Analysis(text)
-        self.sentences = [text[a:b] for a, b in sentence_spans(text)] or [text]
+        self._read = read_sentences(text)
+        self.sentences = [sentence.shown for sentence in self._read]
         self._window_sentences = window_sentences
         self._phrase_gap = phrase_gap
 
     @cached_property
     def passages(self) -> list[Passage]:
-        analysed = [Analysis(sentence) for sentence in self.sentences]
+        analysed = [[Analysis(reading) for reading in sentence.readings] for sentence in self._read]
         passages = []
         for size in range(1, min(self._window_sentences, len(analysed)) + 1):
             for first in range(len(analysed) - size + 1):
                 window = analysed[first : first + size]
+                shown = [readings[0] for readings in window]
                 passages.append(
                     Passage(
                         self.index,
                         first,
                         first + size,
-                        frozenset().union(*(a.term_set for a in window)),
-                        frozenset().union(*(a.ordered_pairs(self._phrase_gap) for a in window)),
-                        frozenset().union(*(a.negations for a in window)),
+                        frozenset().union(*(a.term_set for a in shown)),
+                        frozenset().union(
+                            *(a.ordered_pairs(self._phrase_gap) for readings in window for a in readings)
+                        ),
+                        frozenset().union(*(a.negations for a in shown)),
+                        frozenset().union(*(negated_terms(a) for a in shown)),
                     )
                 )
         return passages
+
+
+# "**Continuous**: Unlimited rotational movement": a label is a few words before a colon.
+_MAX_LABEL_CHARS = 40
+
+
+@dataclass(frozen=True)
+class ReadSentence:
+    """A sentence of a chunk as a reader takes it: a list item with the heading it stands under."""
+
+    text: str
+    heading: str = ""
+
+    @property
+    def shown(self) -> str:
+        """ "Publisher-Subscriber (Topics): Used for streaming data ..." """
+        return f"{self.heading}: {self.text}" if self.heading else self.text
+
+    @property
+    def readings(self) -> tuple[str, ...]:
+        """The texts whose words and phrases the sentence states: a list item's words pair with
+        its heading's either way round, and a labelled item's label comes first ("Revolute
+        joints: rotational movement ..." is what "**Revolute**: ..." says under "Joints")."""
+        if not self.heading:
+            return (self.text,)
+        label, colon, rest = self.text.partition(":")
+        if colon and len(label) <= _MAX_LABEL_CHARS:
+            return (self.shown, f"{label} {self.heading}: {rest}")
+        return (self.shown, f"{self.text} {self.heading}")
+
+
+def read_sentences(text: str) -> list[ReadSentence]:
+    """The text's sentences, each list item with the heading it stands under."""
+    read = []
+    heading = ""
+    for unit in sentence_units(text):
+        sentence = text[unit.start : unit.end]
+        if unit.kind == UnitKind.HEADING:
+            heading = display_text(sentence)
+        read.append(ReadSentence(sentence, heading if unit.kind == UnitKind.LIST_ITEM else ""))
+    return read or [ReadSentence(text)]
+
+
+@dataclass(frozen=True)
+class ClaimTerms:
+    """The claim's content words as one chunk is asked to state them: a common verb the chunk
+    never uses (PARAPHRASE_WORDS) is left out, and the words around it become adjacent."""
+
+    terms: tuple[str, ...]
+
+    @classmethod
+    def against(cls, claim: Analysis, chunk: Analysis) -> ClaimTerms:
+        implicit = (PARAPHRASE_WORDS & claim.term_set) - chunk.term_set
+        return cls(tuple(term for term in claim.terms if term not in implicit))
+
+    @property
+    def term_set(self) -> frozenset[str]:
+        return frozenset(self.terms)
+
+    @property
+    def bigrams(self) -> frozenset[tuple[str, str]]:
+        return frozenset(zip(self.terms, self.terms[1:], strict=False))
 
 
 @dataclass(frozen=True)
@@ -76,27 +182,34 @@ class PassageMatch:
         return self.misses == 0
 
 
-def rank_passages(claim: Analysis, chunk: ChunkEvidence, keep: int | None = None) -> list[PassageMatch]:
+def rank_passages(
+    claim: Analysis, chunk: ChunkEvidence, keep: int | None = None, subject: frozenset[str] = frozenset()
+) -> list[PassageMatch]:
     """The chunk's passages (the `keep` best of them), best coverage first; among equals the
     shorter passage wins. Keeping only the few that are used bounds the memory of a check: every
-    passage of a 20,000-character chunk, for each of hundreds of claims, took gigabytes."""
-    novel = claim.term_set - chunk.analysis.term_set
+    passage of a 20,000-character chunk, for each of hundreds of claims, took gigabytes.
+
+    Passages naming the claim's subject (see services.validation.subjects) come first: the claim
+    is judged against what the chunk says of its subject, not against words said of another."""
+    stated = ClaimTerms.against(claim, chunk.analysis)
+    novel = stated.term_set - chunk.analysis.term_set
     matches = (
         PassageMatch(
             passage,
             novel,
-            claim.term_set - passage.terms - novel,
-            claim.bigrams - passage.bigrams,
+            stated.term_set - passage.terms - novel,
+            stated.bigrams - passage.bigrams,
         )
         for passage in chunk.passages
     )
+
+    def best_first(match: PassageMatch) -> tuple[bool, int, int, int]:
+        passage = match.passage
+        return (not passage.is_about(subject), match.misses, passage.last - passage.first, passage.first)
+
     if keep is None:
-        return sorted(matches, key=_best_first)
-    return heapq.nsmallest(keep, matches, key=_best_first)
-
-
-def _best_first(match: PassageMatch) -> tuple[int, int, int]:
-    return (match.misses, match.passage.last - match.passage.first, match.passage.first)
+        return sorted(matches, key=best_first)
+    return heapq.nsmallest(keep, matches, key=best_first)
 
 
 def mentions_anything(claim: Analysis, chunk: ChunkEvidence) -> bool:

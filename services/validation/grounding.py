@@ -23,10 +23,12 @@ from services.validation.claim_model import ClaimModel, doubtful_claims, shipped
 from services.validation.claims import CitationMarker, Claim, find_citations, split_claims
 from services.validation.commands import cited_command_notes, command_notes
 from services.validation.evidence import ChunkEvidence, PassageMatch, mentions_anything, rank_passages
+from services.validation.focus import missed_focus
 from services.validation.grounding_config import GroundingConfig
 from services.validation.lexical import LexicalEvidence, has_checkable_content, lexical_evidence
 from services.validation.refusals import is_refusal
 from services.validation.stopping import StopSignal
+from services.validation.subjects import subject_terms
 from services.validation.support import ChunkVerdict, judge_claim, wants_similarity
 
 # Texts embedded per model call by a check, with a stop check between calls: a check embeds up
@@ -81,6 +83,9 @@ class GroundingResult:
     is_refusal: bool
     checker: str
     threshold: float
+    # Grounded is not answered: False when the answer never addresses what the question asks
+    # about (services.validation.focus); the reason is among the notes.
+    answers_question: bool = True
 
 
 class GroundingChecker(Protocol):
@@ -117,6 +122,8 @@ class ClaimAssessment:
     reason: str
     supporting_chunks: frozenset[int] = frozenset()
     doubt: float = 0.0  # the claim model's −log P(supported); inf when no chunk mentions it
+    # Words of the passage supporting it (a list item with its heading): what the claim is about.
+    passage_terms: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -138,6 +145,7 @@ def is_direct_answer(claims: list[Claim], config: GroundingConfig) -> bool:
 
 
 def assemble_result(
+    query: str,
     answer: str,
     claims: AnswerClaims,
     assessments: list[ClaimAssessment],
@@ -161,10 +169,19 @@ def assemble_result(
     notes += _expected_source_notes(answer, context, expected_sources)
     notes += command_notes(answer)
     notes += cited_command_notes((m.number for m in find_citations(answer)), [c.text for c in context])
+    missed = ""
     if is_refusal:
         notes.append("the answer declines to answer: it claims nothing, so it is grounded")
     elif not assessments:
         notes.append("the answer states no checkable claim")
+    else:
+        missed = missed_focus(
+            query,
+            " ".join(a.claim.text for a in assessments),
+            (a.passage_terms for a in assessments if a.supported),
+        )
+        if missed:
+            notes.append(missed)
     return GroundingResult(
         # A marker that points nowhere or at a chunk that does not support its claim makes the
         # answer ungrounded, however well the rest is supported: the reader follows the marker.
@@ -183,6 +200,7 @@ def assemble_result(
         is_refusal=is_refusal,
         checker=checker,
         threshold=threshold,
+        answers_question=not missed,
     )
 
 
@@ -318,7 +336,9 @@ class OfflineChecker:
         claims = split_answer(answer, self.config)
         assessments = self.assess(claims.checkable, context, stop, asks_for_other_words(query))
         threshold = self.config.threshold if threshold is None else threshold
-        return assemble_result(answer, claims, assessments, context, expected_sources, threshold, self.name)
+        return assemble_result(
+            query, answer, claims, assessments, context, expected_sources, threshold, self.name
+        )
 
     def gather(
         self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal, rephrasing: bool
@@ -330,13 +350,20 @@ class OfflineChecker:
             for i, chunk in enumerate(context)
         ]
         analyses = [Analysis(claim.text) for claim in claims]
+        # A subject the context never names is left to the word evidence (a summary words its
+        # subjects its own way); one it names elsewhere must be what the supporting passage is about.
+        context_terms = frozenset().union(*(chunk.analysis.term_set for chunk in chunks))
+        subjects = [subject_terms(analysis) & context_terms for analysis in analyses]
+        context_numbers = frozenset().union(*(chunk.analysis.numbers for chunk in chunks))
         direct = is_direct_answer(claims, self.config)
         rankings = []
-        for claim, analysis in zip(claims, analyses, strict=True):
+        for claim, analysis, subject in zip(claims, analyses, subjects, strict=True):
             stop.check()
-            rankings.append(self._rank(claim, analysis, chunks))
+            rankings.append(self._rank(claim, analysis, subject, chunks))
         evidence = {
-            (i, j): lexical_evidence(analyses[i], chunks[j], matches, self.config)
+            (i, j): lexical_evidence(
+                analyses[i], chunks[j], matches, self.config, subjects[i], context_numbers
+            )
             for i, ranking in enumerate(rankings)
             for j, matches in ranking.items()
         }
@@ -355,6 +382,7 @@ class OfflineChecker:
             _assess_claim(
                 claim,
                 analysis,
+                found.rankings[i],
                 [
                     judge_claim(
                         analysis,
@@ -372,7 +400,7 @@ class OfflineChecker:
         return assessments if model is None else _within_budget(assessments, model.doubt_budget)
 
     def _rank(
-        self, claim: Claim, analysis: Analysis, chunks: list[ChunkEvidence]
+        self, claim: Claim, analysis: Analysis, subject: frozenset[str], chunks: list[ChunkEvidence]
     ) -> dict[int, list[PassageMatch]]:
         """The best passages of every chunk worth judging: those sharing words, and the cited ones.
 
@@ -381,7 +409,7 @@ class OfflineChecker:
         keep = max(self.config.negation_passages, self.config.semantic_candidates)
         cited = {n - 1 for n in claim.citations if 1 <= n <= len(chunks)}
         return {
-            chunk.index: rank_passages(analysis, chunk, keep)
+            chunk.index: rank_passages(analysis, chunk, keep, subject)
             for chunk in chunks
             if chunk.index in cited or mentions_anything(analysis, chunk)
         }
@@ -445,7 +473,9 @@ def _passage_vector(sentence_vectors: dict[tuple[int, int], np.ndarray], match: 
     return total / max(float(np.linalg.norm(total)), 1e-9)
 
 
-def _assess_claim(claim: Claim, analysis: Analysis, verdicts: list[ChunkVerdict]) -> ClaimAssessment:
+def _assess_claim(
+    claim: Claim, analysis: Analysis, passages: dict[int, list[PassageMatch]], verdicts: list[ChunkVerdict]
+) -> ClaimAssessment:
     if not has_checkable_content(analysis):
         return ClaimAssessment(claim, True, 1.0, -1, "nothing to check")
     if not verdicts:
@@ -453,7 +483,14 @@ def _assess_claim(claim: Claim, analysis: Analysis, verdicts: list[ChunkVerdict]
     best = max(verdicts, key=lambda v: (v.supported, v.score))
     supporting = frozenset(v.chunk_index for v in verdicts if v.supported)
     return ClaimAssessment(
-        claim, best.supported, best.score, best.chunk_index, best.reason, supporting, best.doubt
+        claim,
+        best.supported,
+        best.score,
+        best.chunk_index,
+        best.reason,
+        supporting,
+        best.doubt,
+        passages[best.chunk_index][0].passage.terms,
     )
 
 

@@ -32,14 +32,22 @@ def has_checkable_content(claim: Analysis) -> bool:
 
 
 def lexical_evidence(
-    claim: Analysis, chunk: ChunkEvidence, ranked: list[PassageMatch], config: GroundingConfig
+    claim: Analysis,
+    chunk: ChunkEvidence,
+    ranked: list[PassageMatch],
+    config: GroundingConfig,
+    subject: frozenset[str] = frozenset(),
+    context_numbers: frozenset[str] = frozenset(),
 ) -> LexicalEvidence:
-    """Evidence from the chunk's passages ranked best first (see evidence.rank_passages)."""
+    """Evidence from the chunk's passages ranked best first (see evidence.rank_passages), for a
+    claim about `subject` (see services.validation.subjects)."""
     match = ranked[0]
     hard_checks = hard_check_failures(
         claim,
         chunk,
         [m.passage for m in ranked[: config.negation_passages]],
+        subject,
+        context_numbers,
         numbers=config.check_numbers,
         names=config.check_names,
         negations=config.check_negations,

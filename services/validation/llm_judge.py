@@ -86,7 +86,15 @@ class LlmJudgeChecker:
             stop.check()
         threshold = self.config.threshold if threshold is None else threshold
         return await asyncio.to_thread(
-            assemble_result, answer, claims, assessments, context, expected_sources, threshold, self.name
+            assemble_result,
+            query,
+            answer,
+            claims,
+            assessments,
+            context,
+            expected_sources,
+            threshold,
+            self.name,
         )
 
     async def _judge(

@@ -110,4 +110,5 @@ def to_proto(result: GroundingResult, validation_ms: float) -> validation_pb2.Va
         checker=result.checker,
         threshold=result.threshold,
         is_refusal=result.is_refusal,
+        answers_question=result.answers_question,
     )

@@ -57,7 +57,7 @@ def judge_claim(
     rephrasing: bool,
 ) -> ChunkVerdict:
     """model: the claim model for a claim of a longer answer; None for a direct answer.
-    rephrasing: the question asks for other words (asks_for_other_words)."""
+    rephrasing: the question asks for other words (services.common.text.question.asks_for_other_words)."""
     if model is not None:
         doubt = model.doubt(claim_features(claim, evidence))
         if not could_paraphrase(claim, evidence, config):
@@ -87,6 +87,8 @@ def could_paraphrase(claim: Analysis, evidence: LexicalEvidence, config: Groundi
     unit per failed hard check, reaches paraphrase_max_share of its content words): "Its keeper was
     Thomas Walsh" rephrases nothing. HaluEval's fabricated summary sentences are long and mostly
     supported, so the claim model never learnt this about short ones; it is a rule, not a weight."""
+    if evidence.hard_checks.vetoes:
+        return False
     mass = evidence.unsupported_mass + len(evidence.failures)
     return mass < config.paraphrase_max_share * max(1, len(claim.term_set))
 

@@ -306,6 +306,29 @@ async def test_a_refusal_is_not_grounded_when_the_passages_answer(book, tmp_path
     assert response.grounding.is_grounded and response.sources and not response.not_covered
 
 
+# Grounded in the retrieved intro page, and about something else than QUESTION asks.
+OFF_FOCUS = (
+    "It serves hybrid search: dense vectors and sparse lexical vectors fused with reciprocal rank fusion."
+)
+
+
+async def test_a_grounded_answer_that_misses_the_question_is_flagged_and_low_in_confidence(book, tmp_path):
+    events = await _ask_scripted(book, tmp_path, OFF_FOCUS, QUESTION, validation_policy="annotate")
+    response = events[-1].completed.response
+    assert response.grounding.is_grounded and not response.grounding.answers_question
+    assert any("never addresses" in note for note in response.validation.notes)
+    assert response.confidence <= 0.4
+
+
+async def test_enforce_replaces_a_grounded_answer_that_misses_the_question(book, tmp_path):
+    events = await _ask_scripted(book, tmp_path, OFF_FOCUS, QUESTION)
+    response = events[-1].completed.response
+    assert response.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED
+    assert response.model == "offline-extractive" and "reciprocal rank fusion" not in response.answer
+    assert response.grounding.answers_question
+    assert any("does not address what the question asks" in note for note in response.validation.notes)
+
+
 async def test_a_refusal_stands_when_nothing_relevant_was_found(book, tmp_path):
     events = await _ask_scripted(
         book, tmp_path, "The book does not cover this question.", "What is the capital of Peru?"

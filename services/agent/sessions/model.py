@@ -90,6 +90,9 @@ class Grounding:
     supported_claims: int = 0
     citations_found: int = 0
     citations_valid: int = 0
+    # Grounded is not answered (ValidateResponse.answers_question); True for turns stored before
+    # it was kept, and for an answer nobody validated (is_grounded is false there already).
+    answers_question: bool = True
 
     @property
     def replaced(self) -> bool:
@@ -98,8 +101,8 @@ class Grounding:
 
     @property
     def flagged(self) -> bool:
-        """Delivered with a verdict of not grounded (policy annotate)."""
-        return self.status == "validated" and not self.is_grounded
+        """Delivered with a verdict of not grounded, or of not an answer (policy annotate)."""
+        return self.status == "validated" and not (self.is_grounded and self.answers_question)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -88,7 +88,8 @@ _OTHER_WORDS_RE = re.compile(
 
 
 def asks_for_other_words(query: str) -> bool:
-    """Whether the reader asks for other words ("Explain this in simpler words", "Summarise it")."""
+    """Whether the reader asks for other words ("Explain this in simpler words", "Summarise it"):
+    the answer may reword its source rather than quote it."""
     return bool(_OTHER_WORDS_RE.search(query))
 
 

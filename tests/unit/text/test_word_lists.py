@@ -13,6 +13,7 @@ from services.common.text.words import NUMBER_WORDS, STOPWORDS, Analysis
 LIST_FOLDERS = {
     "services.common.text": "wordlists",  # English: lower case
     "services.agent.models": "wordlists",  # model output literals: as the templates write them
+    "services.validation": "wordlists",  # the validator's English words
 }
 
 

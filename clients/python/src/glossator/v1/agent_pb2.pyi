@@ -142,7 +142,7 @@ class Timings(_message.Message):
     def __init__(self, retrieval_ms: _Optional[float] = ..., generation_ms: _Optional[float] = ..., validation_ms: _Optional[float] = ..., total_ms: _Optional[float] = ..., first_delta_ms: _Optional[float] = ...) -> None: ...
 
 class GroundingSummary(_message.Message):
-    __slots__ = ("status", "is_grounded", "grounding_score", "claims", "supported_claims", "citations_found", "citations_valid")
+    __slots__ = ("status", "is_grounded", "grounding_score", "claims", "supported_claims", "citations_found", "citations_valid", "answers_question")
     STATUS_FIELD_NUMBER: _ClassVar[int]
     IS_GROUNDED_FIELD_NUMBER: _ClassVar[int]
     GROUNDING_SCORE_FIELD_NUMBER: _ClassVar[int]
@@ -150,6 +150,7 @@ class GroundingSummary(_message.Message):
     SUPPORTED_CLAIMS_FIELD_NUMBER: _ClassVar[int]
     CITATIONS_FOUND_FIELD_NUMBER: _ClassVar[int]
     CITATIONS_VALID_FIELD_NUMBER: _ClassVar[int]
+    ANSWERS_QUESTION_FIELD_NUMBER: _ClassVar[int]
     status: ValidationStatus
     is_grounded: bool
     grounding_score: float
@@ -157,7 +158,8 @@ class GroundingSummary(_message.Message):
     supported_claims: int
     citations_found: int
     citations_valid: int
-    def __init__(self, status: _Optional[_Union[ValidationStatus, str]] = ..., is_grounded: _Optional[bool] = ..., grounding_score: _Optional[float] = ..., claims: _Optional[int] = ..., supported_claims: _Optional[int] = ..., citations_found: _Optional[int] = ..., citations_valid: _Optional[int] = ...) -> None: ...
+    answers_question: bool
+    def __init__(self, status: _Optional[_Union[ValidationStatus, str]] = ..., is_grounded: _Optional[bool] = ..., grounding_score: _Optional[float] = ..., claims: _Optional[int] = ..., supported_claims: _Optional[int] = ..., citations_found: _Optional[int] = ..., citations_valid: _Optional[int] = ..., answers_question: _Optional[bool] = ...) -> None: ...
 
 class Response(_message.Message):
     __slots__ = ("answer", "sources", "confidence", "query_type", "grounding", "steps", "timings", "session_id", "query_id", "started_at", "completed_at", "model", "cached", "not_covered", "validation", "session_token")

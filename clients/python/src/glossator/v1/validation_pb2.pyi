@@ -56,7 +56,7 @@ class UnsupportedSpan(_message.Message):
     def __init__(self, start: _Optional[int] = ..., end: _Optional[int] = ..., text: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class ValidateResponse(_message.Message):
-    __slots__ = ("is_grounded", "grounding_score", "citations_found", "citations_valid", "content_match_score", "claims", "unsupported_spans", "notes", "validation_ms", "checker", "threshold", "is_refusal")
+    __slots__ = ("is_grounded", "grounding_score", "citations_found", "citations_valid", "content_match_score", "claims", "unsupported_spans", "notes", "validation_ms", "checker", "threshold", "is_refusal", "answers_question")
     IS_GROUNDED_FIELD_NUMBER: _ClassVar[int]
     GROUNDING_SCORE_FIELD_NUMBER: _ClassVar[int]
     CITATIONS_FOUND_FIELD_NUMBER: _ClassVar[int]
@@ -69,6 +69,7 @@ class ValidateResponse(_message.Message):
     CHECKER_FIELD_NUMBER: _ClassVar[int]
     THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     IS_REFUSAL_FIELD_NUMBER: _ClassVar[int]
+    ANSWERS_QUESTION_FIELD_NUMBER: _ClassVar[int]
     is_grounded: bool
     grounding_score: float
     citations_found: int
@@ -81,4 +82,5 @@ class ValidateResponse(_message.Message):
     checker: str
     threshold: float
     is_refusal: bool
-    def __init__(self, is_grounded: _Optional[bool] = ..., grounding_score: _Optional[float] = ..., citations_found: _Optional[int] = ..., citations_valid: _Optional[int] = ..., content_match_score: _Optional[float] = ..., claims: _Optional[_Iterable[_Union[ClaimVerdict, _Mapping]]] = ..., unsupported_spans: _Optional[_Iterable[_Union[UnsupportedSpan, _Mapping]]] = ..., notes: _Optional[_Iterable[str]] = ..., validation_ms: _Optional[float] = ..., checker: _Optional[str] = ..., threshold: _Optional[float] = ..., is_refusal: _Optional[bool] = ...) -> None: ...
+    answers_question: bool
+    def __init__(self, is_grounded: _Optional[bool] = ..., grounding_score: _Optional[float] = ..., citations_found: _Optional[int] = ..., citations_valid: _Optional[int] = ..., content_match_score: _Optional[float] = ..., claims: _Optional[_Iterable[_Union[ClaimVerdict, _Mapping]]] = ..., unsupported_spans: _Optional[_Iterable[_Union[UnsupportedSpan, _Mapping]]] = ..., notes: _Optional[_Iterable[str]] = ..., validation_ms: _Optional[float] = ..., checker: _Optional[str] = ..., threshold: _Optional[float] = ..., is_refusal: _Optional[bool] = ..., answers_question: _Optional[bool] = ...) -> None: ...

@@ -1,0 +1,45 @@
+"""Whether an answer answers its question: it must address the question's focus.
+
+A grounded answer can still answer nothing: "What is Gazebo used for?" answered "Used for
+long-running tasks. Used for streaming data like sensor readings." (ROS 2's communication
+patterns) quotes the book faithfully and says nothing of Gazebo. The focus is what the question
+is about: its content words (services.common.text.question) less the words every question asks
+with (wordlists/question_words.txt). An answer addresses it when it, or a passage supporting one
+of its claims (a list item read with its heading), names one focus word; a question asking how
+many or how much is answered only by a number. A decline claims nothing, so it is never "not an
+answer" here (whether it should have answered is the agent's judgement), and a question with no
+focus of its own ("Explain this in simpler words") is answered by whatever is grounded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from services.common.text.lists import read_list
+from services.common.text.question import asks_for_other_words, understand
+from services.common.text.words import Analysis, stem
+
+QUESTION_WORDS = frozenset(stem(word) for word in read_list(__package__, "wordlists/question_words.txt"))
+_ASKS_QUANTITY_RE = re.compile(r"\bhow (?:many|much)\b", re.IGNORECASE)
+
+
+def focus_terms(query: str) -> frozenset[str]:
+    """The stemmed words naming what the question is about; none when it asks for the selected
+    text or the last answer in other words (what it is about is that text)."""
+    if asks_for_other_words(query):
+        return frozenset()
+    return understand(query).focus - QUESTION_WORDS
+
+
+def missed_focus(query: str, claims: str, supporting_passages: Iterable[frozenset[str]]) -> str:
+    """Why the answer (its claims, markers left out) does not answer the question ("" when it
+    does): the terms of each passage supporting one of its claims count as addressed (a quoted
+    list item is about its heading)."""
+    focus = focus_terms(query)
+    stated = Analysis(claims)
+    if focus and not focus & stated.term_set.union(*supporting_passages):
+        return "the answer never addresses what the question asks about: " + ", ".join(sorted(focus))
+    if _ASKS_QUANTITY_RE.search(query) and not stated.numbers:
+        return "the question asks how many or how much, and the answer states no number"
+    return ""

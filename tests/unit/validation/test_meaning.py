@@ -1,0 +1,190 @@
+"""The checker reads meaning, not only words: the wrong answers of issue 27 that it accepted, and
+the right one it rejected, against the Physical AI book's own passages (quoted as they stand in
+../shared/eval/corpora/physical-ai-book/docs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.validation.grounding import ContextChunk
+
+# module-2/urdf-sdf-formats/urdf-basics.md, "Key Components".
+JOINTS = """### Joints
+Joints connect links and define how they can move relative to each other:
+- **Fixed**: No movement (weld)
+- **Revolute**: Rotational movement with limits
+- **Continuous**: Unlimited rotational movement
+- **Prismatic**: Linear sliding movement
+- **Floating**: 6DOF movement (no constraints)
+"""
+# module-1/ros2-architecture/index.md, "Communication Patterns".
+PATTERNS = """### 3. Communication Patterns
+
+ROS 2 supports multiple communication patterns:
+
+#### Publisher-Subscriber (Topics)
+- Asynchronous, many-to-many communication
+- Used for streaming data like sensor readings
+
+#### Service-Client
+- Synchronous request-response communication
+- Used for actions that need confirmation
+
+#### Action Server-Client
+- Asynchronous with feedback and goal management
+- Used for long-running tasks
+"""
+# module-2/urdf-sdf-formats/urdf-basics.md, its opening.
+URDF = (
+    "URDF (Unified Robot Description Format) is an XML format used to describe robot models in ROS. "
+    "It defines the physical and visual properties of a robot, including links, joints, and sensors."
+)
+# intro/humanoid-landscape/index.md and intro/sensor-systems-overview/index.md.
+HUMANOIDS = """#### 2. Boston Dynamics Atlas
+- **Current Status**: Actively developed
+- **Key Features**: Dynamic movement, complex locomotion, manipulation
+- **Significance**: Demonstrates advanced dynamic control
+"""
+LIDAR = (
+    "LiDAR sensors have parameters such as minimum and maximum range (measured in meters), angular "
+    "resolution (degrees per measurement), and field of view (typically 360 degrees for full "
+    "environment scanning)."
+)
+
+
+def chunks(*texts: str) -> list[ContextChunk]:
+    return [ContextChunk(str(i + 1), text) for i, text in enumerate(texts)]
+
+
+def claim_verdict(result, starts: str):
+    return next(claim for claim in result.claims if claim.text.startswith(starts))
+
+
+async def test_a_reversed_relation_is_not_a_paraphrase(checker):
+    # The book: revolute joints rotate with limits, continuous ones without. Accepted at 0.96.
+    answer = "Joints connect links [1]. The revolute can only rotate, while the continuous can move with limits [1]."
+    result = await checker.check(
+        "What is the difference between revolute and continuous joints?", answer, chunks(JOINTS), [], None
+    )
+    assert not result.is_grounded
+    reversed_claim = claim_verdict(result, "the continuous")
+    assert not reversed_claim.supported and "opposite of 'limit'" in reversed_claim.reason
+
+
+async def test_a_faithful_paraphrase_adding_a_common_verb_is_supported(checker):
+    # Rejected over "allow": the book's list item leaves the verb implicit.
+    question = "What is the difference between revolute and continuous joints?"
+    one_line = await checker.check(
+        question, "Revolute joints allow rotational movement with limits [1].", chunks(JOINTS), [], None
+    )
+    assert one_line.is_grounded, one_line.claims
+    answer = (
+        "Joints connect links [1]. Revolute joints allow rotational movement with limits, "
+        "while continuous joints do not have these constraints [1]."
+    )
+    result = await checker.check(question, answer, chunks(JOINTS), [], None)
+    assert result.is_grounded and result.answers_question, result.claims
+    # The verb is what the chunk leaves out, not a licence: a verb it states otherwise still counts.
+    wrong = await checker.check(
+        question, "Revolute joints allow linear sliding movement [1].", chunks(JOINTS), [], None
+    )
+    assert not wrong.is_grounded
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Boston Dynamics Atlas has 360 degrees of freedom [1].",
+        "Boston Dynamics Atlas is actively developed [1]. Boston Dynamics Atlas has 360 degrees of freedom [1].",
+        "Boston Dynamics Atlas is actively developed [1]. Boston Dynamics Atlas has 360 degrees of freedom [2].",
+    ],
+)
+async def test_a_number_from_another_passage_is_not_supported(checker, answer):
+    # Accepted at 0.99: the 360 is a LiDAR's field of view, and the book gives Atlas no figure.
+    result = await checker.check(
+        "How many degrees of freedom does Atlas have?", answer, chunks(HUMANOIDS, LIDAR), [], None
+    )
+    assert not result.is_grounded
+    atlas = claim_verdict(result, "Boston Dynamics Atlas has 360")
+    assert not atlas.supported
+    assert "360 is from another passage" in atlas.reason or "not about" in atlas.reason
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "URDF is used for streaming data like sensor readings [1].",
+        "URDF is an XML format used to describe robot models [2]. URDF is used for streaming data like sensor readings [1].",
+    ],
+)
+async def test_a_list_item_supports_only_the_subject_of_its_heading(checker, answer):
+    # Validated at 0.99: "Used for streaming data ..." stands under "Publisher-Subscriber (Topics)".
+    result = await checker.check("What is URDF used for?", answer, chunks(PATTERNS, URDF), [], None)
+    assert not result.is_grounded
+    streaming = claim_verdict(result, "URDF is used for streaming")
+    assert not (streaming.supported and streaming.best_chunk_index == 0), "the item is about topics"
+    assert any(note.startswith("citation [1] does not support") for note in result.notes)
+
+
+async def test_a_list_item_read_with_its_heading_supports_its_subject(checker):
+    answer = "Topics are used for streaming data like sensor readings [1]."
+    result = await checker.check("What are topics used for?", answer, chunks(PATTERNS, URDF), [], None)
+    assert result.is_grounded and result.answers_question
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Boston Dynamics Atlas is actively developed [3].",
+        "Joints connect links [1]. Boston Dynamics Atlas is actively developed [1].",
+        "Revolute joints allow rotational movement with limits [3]. Atlas demonstrates advanced dynamic control [2].",
+    ],
+)
+async def test_a_citation_that_does_not_support_its_sentence_is_never_grounded(checker, answer):
+    result = await checker.check("", answer, chunks(JOINTS, HUMANOIDS, LIDAR), [], None)
+    assert any("does not support" in note or "points nowhere" in note for note in result.notes)
+    assert not result.is_grounded
+
+
+async def test_an_answer_that_never_addresses_the_question_is_grounded_but_not_an_answer(checker):
+    # "What is Gazebo used for?" answered with ROS 2's communication patterns, grounded 1.00.
+    answer = "Used for long-running tasks. [1] Used for streaming data like sensor readings. [1]"
+    result = await checker.check("What is Gazebo used for?", answer, chunks(PATTERNS), [], None)
+    assert result.is_grounded and not result.answers_question
+    assert any("never addresses" in note and "gazebo" in note for note in result.notes)
+    # The same quote answers a question about topics: the item is read with its heading.
+    topics = await checker.check(
+        "What are topics used for?",
+        "Used for streaming data like sensor readings [1].",
+        chunks(PATTERNS),
+        [],
+        None,
+    )
+    assert topics.is_grounded and topics.answers_question
+
+
+async def test_a_how_many_question_is_answered_by_a_number(checker):
+    question = "How many joint types does URDF define?"
+    vague = await checker.check(question, "URDF joints connect links [1].", chunks(JOINTS), [], None)
+    assert not vague.answers_question and any("states no number" in note for note in vague.notes)
+    counted = await checker.check(
+        question,
+        "Joints connect links [1]. URDF defines five joint types, from fixed to floating.",
+        chunks(JOINTS),
+        [],
+        None,
+    )
+    assert counted.answers_question
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What is Gazebo used for?", "The book does not cover Gazebo."),
+        ("Explain this in simpler words", "Used for streaming data like sensor readings [1]."),
+        ("", "Used for streaming data like sensor readings [1]."),
+    ],
+)
+async def test_a_decline_or_a_question_without_a_focus_of_its_own_is_not_judged(checker, question, answer):
+    result = await checker.check(question, answer, chunks(PATTERNS), [], None)
+    assert result.answers_question
