@@ -211,6 +211,7 @@ async def run_answer(
         not_covered=not cited,
         truncated=truncated or cut,
         chunk_texts={p.chunk_id: p.text for p in context.passages.values()},
+        search_query=context.search_query,
         fallback=_once(lambda: answerer.extractive_answer(context)),
     )
 

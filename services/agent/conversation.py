@@ -190,7 +190,9 @@ class Conversation:
             self._settings.validation_policy,
             lambda: _remaining(deadline, self._settings.validation_timeout_seconds),
         )
-        checked = await checker.check(question.query, finished)
+        # Validated as an answer to the question in context: "What does this passage mean?" is
+        # about the selected passage, "And in ROS 1?" about the question it follows.
+        checked = await checker.check(finished.search_query or question.query, finished)
         for number in checked.new_citations:
             yield Citation(index=number, source=finished.sources[number - 1])
         yield checked.validated

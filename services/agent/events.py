@@ -91,6 +91,9 @@ class AnswerFinished:
     truncated: bool = False
     # The whole text of each retrieved chunk by chunk_id (sources carry an excerpt).
     chunk_texts: Mapping[str, str] = field(default_factory=dict)
+    # The question resolved against the conversation and the reader's selection (what the run
+    # searched for): what the answer is validated as an answer to.
+    search_query: str = ""
     # The extractive answer from the same passages (offline-extractive), computed when asked for.
     fallback: Callable[[], Awaitable[str]] | None = None
 

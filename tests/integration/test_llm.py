@@ -166,7 +166,8 @@ async def test_four_questions_at_once_are_answered_by_the_model_in_turn_not_repl
     assert len(reasons) == len(replaced), "every replacement says why"
     assert not any("(empty)" in note for note in reasons), reasons
     counted = {reason: n - before.get(reason, 0) for reason, n in replacements().items()}
-    assert sum(counted.values()) == len(replaced), (counted, reasons)
+    # An answer served from the response cache (a question an earlier test asked) was counted then.
+    assert sum(counted.values()) == sum(1 for r in replaced if not r.cached), (counted, reasons)
     assert {r.model for r in responses} <= {llm_server.model, "offline-extractive"}
 
 

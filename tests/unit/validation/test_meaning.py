@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from services.validation.focus import focus_terms, missed_focus
 from services.validation.grounding import ContextChunk
 
 # module-2/urdf-sdf-formats/urdf-basics.md, "Key Components".
@@ -188,3 +189,12 @@ async def test_a_how_many_question_is_answered_by_a_number(checker):
 async def test_a_decline_or_a_question_without_a_focus_of_its_own_is_not_judged(checker, question, answer):
     result = await checker.check(question, answer, chunks(PATTERNS), [], None)
     assert result.answers_question
+
+
+def test_a_question_about_the_selected_passage_has_no_focus_of_its_own_words():
+    """The widget's "What does this passage mean?" is about the reader's selection (the agent
+    validates against the question with it): "passage" is no subject an answer must name."""
+    assert focus_terms("What does this passage mean?") == frozenset()
+    resolved = "What does this passage mean? A claim that mentions the year 1846 is not supported"
+    answer = "A claim that mentions the year 1846 is not supported by a chunk that never mentions 1846."
+    assert missed_focus(resolved, answer, []) == ""
