@@ -58,7 +58,9 @@ _CONCEPTUAL_CUE_RE = re.compile(
 
 _NUMBER_Q_RE = re.compile(
     rf"\b(?:{_HOW_MUCH}|what (?:percentage|percent|number|amount)|"
-    r"(?:what|which) (?:years?|dates?|decades?|century|centuries)|when)\b",
+    r"(?:what|which) (?:years?|dates?|decades?|century|centuries))\b"
+    # "When did ...?" asks for a time; "what should I check when my robot falls" does not.
+    r"|^(?:(?:and|so|but|then)[,\s]+)?when\b|[,;]\s*when\b",
     re.IGNORECASE,
 )
 _NAME_Q_RE = re.compile(
@@ -69,6 +71,22 @@ _NAME_Q_RE = re.compile(
 def wants_number(query: str) -> bool:
     """A question answered by a number, a date or a period ("how many", "when", "what year")."""
     return bool(_NUMBER_Q_RE.search(query))
+
+
+_LIST_Q_RE = re.compile(
+    r"^(?:(?:and|so|ok|okay)[,\s]+)?(?:what|which)\s+(?:are|were)\b"
+    r"|^(?:(?:and|so|ok|okay)[,\s]+)?which\s+(?:[\w-]+\s+){0,3}[\w-]+s\s+"
+    r"(?:do|does|did|should|can|could|are|were|will|must|make)\b"
+    r"|\b(?:list|name)\s+(?:the|all|some)\b|\bwhat\s+(?:kinds?|types?|sorts?)\s+of\b"
+    r"|\b(?:two|three|four|five|six|seven|eight|nine|ten|several|\d+)\s+(?:[\w-]+\s+)?[\w-]+s\b",
+    re.IGNORECASE,
+)
+
+
+def wants_list(query: str) -> bool:
+    """A question answered by several things ("What are the three categories ...", "Which
+    callbacks does ...", "List the ..."): a list answers it better than any one of its items."""
+    return bool(_LIST_Q_RE.search(" ".join(query.split())))
 
 
 def wants_name(query: str) -> bool:
@@ -159,6 +177,7 @@ class Question:
     form: QuestionForm
     wants_number: bool
     wants_name: bool
+    wants_list: bool
     # Its content words, stemmed: what an answer must be about.
     focus: frozenset[str]
 
@@ -171,5 +190,6 @@ def understand(query: str, selected_text: str = "") -> Question:
         form=question_form(query),
         wants_number=wants_number(query),
         wants_name=wants_name(query),
+        wants_list=wants_list(query),
         focus=Analysis(query).term_set,
     )

@@ -52,7 +52,7 @@ def test_answers_show_markdown_rendered_and_each_quoted_item_ends_like_a_sentenc
         "**Service**: A [request/response](./services.md) call between two nodes": 0.7,
     }
     assert answer("What is a topic and a service between nodes?", [text], similarity) == (
-        "Topic: A named bus over which nodes exchange messages. [1] "
+        "Terms [1]:\nTopic: A named bus over which nodes exchange messages. [1] "
         "Service: A request/response call between two nodes. [1]"
     )
 
@@ -115,7 +115,9 @@ def test_list_items_under_a_heading_that_matches_the_question_are_preferred():
     other = "Physical AI is a broad field of study with a long and varied history."
     similarity = {other: 0.62, "**Embodiment**: Physical form and interaction with the world": 0.55}
     text = answer("What are the key characteristics of Physical AI?", [other, items], similarity)
-    assert text.startswith("Embodiment: Physical form and interaction with the world. [2]")
+    assert text.startswith(
+        "Key Characteristics of Physical AI [2]:\nEmbodiment: Physical form and interaction with the world. [2]"
+    )
 
 
 def test_a_labelled_figure_under_the_heading_the_question_names_answers_it():
@@ -130,7 +132,9 @@ def test_a_labelled_figure_under_the_heading_the_question_names_answers_it():
         "**Significance**: Pioneered many humanoid robotics concepts": 0.25,
     }
     text = answer("During which years was Honda ASIMO developed?", [platforms, other], similarity)
-    assert text.startswith("Era: 2000-2018. [1]")
+    # The figure first, under its label without the heading's numbering (not the whole list: a
+    # number is one fact).
+    assert text.startswith("Honda ASIMO [1]:\nEra: 2000-2018. [1]")
 
 
 @pytest.mark.parametrize(
