@@ -160,10 +160,12 @@ class Weights:
     # Decline when a name of the question is in no retrieved passage (1) or not (0): see
     # names_nowhere.
     decline_unknown_names: int = 1
-    # The answer must be a sentence about every name of the question (1), and hold a number when
-    # the question asks how many / when (1): see _can_answer.
+    # The answer must be a sentence of a passage naming most names of the question (1), and hold
+    # a number when the question asks how many / when (1): see _can_answer.
     names_needed: int = 1
     number_needed: int = 1
+    # A sentence about the text (meta) is never the answer (1), or only a penalised one (0).
+    meta_answers_nothing: int = 1
     # A best sentence that is a list item brings its whole list (1), up to this many items and
     # characters: see _whole_list.
     whole_lists: int = 1
@@ -292,6 +294,8 @@ def choose_sentences(
             break
         if index == best or scores[index] < ratio * scores[best] or candidate.meta:
             continue
+        if not _about_names(names, candidate, weights):
+            continue
         if any(_repeats(candidate, candidates[i]) for i in picks):
             continue
         if used + len(candidate.shown) <= weights.budget_chars:
@@ -301,13 +305,21 @@ def choose_sentences(
 
 
 def _can_answer(question: Question, names: Mapping[str, str], candidate: _Candidate, weights: Weights) -> bool:
-    """Whether a sentence can be the answer at all, whatever it scores: it holds a number when the
-    question asks how many / when (a sentence without one answers something else), and its
-    passage (its text or its place in the book) mentions most names the question asks about:
-    "What is Gazebo used for?" is not answered by "Used for streaming data", however similar,
-    in a passage about ROS 2 topics that never names Gazebo."""
+    """Whether a sentence can be the answer at all, whatever it scores: it is not about the text
+    ("This guide provides solutions to common issues" answers no question), it holds a number
+    when the question asks how many / when (a sentence without one answers something else), and
+    it is about the question's names (see _about_names)."""
+    if candidate.meta and weights.meta_answers_nothing:
+        return False
     if weights.number_needed and question.wants_number and not _holds_number(candidate.analysis):
         return False
+    return _about_names(names, candidate, weights)
+
+
+def _about_names(names: Mapping[str, str], candidate: _Candidate, weights: Weights) -> bool:
+    """Whether the sentence's passage (its text or its place in the book) mentions most names
+    the question asks about: "What is Gazebo used for?" is not answered by "Used for streaming
+    data", however similar, in a passage about ROS 2 topics that never names Gazebo."""
     if not weights.names_needed or not names:
         return True
     mentioned = sum(_mentioned(candidate.passage, name, written) for name, written in names.items())

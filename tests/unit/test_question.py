@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.common.text.question import QueryType, classify_query
+from services.common.text.question import QueryType, classify_query, wants_list, wants_number
 
 
 @pytest.mark.parametrize(
@@ -33,3 +33,22 @@ def test_classify(query: str, expected: QueryType):
 def test_selected_text_makes_any_question_section_based():
     assert classify_query("Who wrote it?", selected_text="A passage.") is QueryType.SECTION_BASED
     assert classify_query("Who wrote it?", selected_text="   ") is QueryType.FACTUAL
+
+
+@pytest.mark.parametrize(
+    ("query", "number", "listing"),
+    [
+        ("How many degrees of freedom does Atlas have?", True, False),
+        ("When did ROS 2 first ship?", True, False),
+        ("In 1850, when was the harbour built?", True, False),
+        ("What should I check when my robot falls through the ground?", False, False),  # a condition
+        ("When should I use the coordinator pattern?", False, False),
+        ("What are the three categories of robotic sensors?", False, True),
+        ("Which callbacks does a lifecycle node implement?", False, True),
+        ("List the steps of the setup.", False, True),
+        ("How can several robots share one network?", False, False),
+        ("Which Python version does ROS 2 Humble require?", False, False),
+    ],
+)
+def test_questions_asking_for_a_number_or_for_several_things(query: str, number: bool, listing: bool):
+    assert (wants_number(query), wants_list(query)) == (number, listing)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from services.common.text.display import display_text
 from services.common.text.units import PROSE_KINDS, Unit, UnitKind, sentence_units
-from services.common.text.words import TOKEN_RE
+from services.common.text.words import TOKEN_RE, is_content_word
 
 MIN_SENTENCE_WORDS = 3
 MIN_LIST_ITEM_WORDS = 5
@@ -82,7 +82,8 @@ def sectioned_sentences(text: str) -> list[ProseSentence]:
 
 def _lists(text: str, units: list[Unit]) -> dict[int, tuple[str, tuple[tuple[int, int], ...]]]:
     """For each list item unit (by index): the lead-in of its list ("" when the unit above the
-    list is not a line ending with ":") and the spans of the list's items. A list is a run of
+    list is not a line ending with ":", or says nothing on its own: "You can:") and the spans of
+    the list's items. A list is a run of
     list item units; anything else ends it."""
     found: dict[int, tuple[str, tuple[tuple[int, int], ...]]] = {}
     index = 0
@@ -96,7 +97,8 @@ def _lists(text: str, units: list[Unit]) -> dict[int, tuple[str, tuple[tuple[int
         lead_in = ""
         if index > 0:
             above = display_text(text[units[index - 1].start : units[index - 1].end])
-            if above.endswith(":") and units[index - 1].kind != UnitKind.LIST_ITEM:
+            says_what = any(is_content_word(word.lower()) for word in TOKEN_RE.findall(above))
+            if above.endswith(":") and units[index - 1].kind != UnitKind.LIST_ITEM and says_what:
                 lead_in = above.rstrip(" :")
         items = tuple((unit.start, unit.end) for unit in units[index:end])
         for member in range(index, end):

@@ -59,8 +59,9 @@ _CONCEPTUAL_CUE_RE = re.compile(
 _NUMBER_Q_RE = re.compile(
     rf"\b(?:{_HOW_MUCH}|what (?:percentage|percent|number|amount)|"
     r"(?:what|which) (?:years?|dates?|decades?|century|centuries))\b"
-    # "When did ...?" asks for a time; "what should I check when my robot falls" does not.
-    r"|^(?:(?:and|so|but|then)[,\s]+)?when\b|[,;]\s*when\b",
+    # "When did ...?" asks for a time; "what should I check when my robot falls" and "when should I
+    # use X" (a condition) do not.
+    r"|(?:^(?:(?:and|so|but|then)[,\s]+)?|[,;]\s*)when\b(?!\s+(?:should|would|could|can|must|do|to)\b)",
     re.IGNORECASE,
 )
 _NAME_Q_RE = re.compile(
@@ -78,7 +79,7 @@ _LIST_Q_RE = re.compile(
     r"|^(?:(?:and|so|ok|okay)[,\s]+)?which\s+(?:[\w-]+\s+){0,3}[\w-]+s\s+"
     r"(?:do|does|did|should|can|could|are|were|will|must|make)\b"
     r"|\b(?:list|name)\s+(?:the|all|some)\b|\bwhat\s+(?:kinds?|types?|sorts?)\s+of\b"
-    r"|\b(?:two|three|four|five|six|seven|eight|nine|ten|several|\d+)\s+(?:[\w-]+\s+)?[\w-]+s\b",
+    r"|\bthe\s+(?:two|three|four|five|six|seven|eight|nine|ten)\s+(?:[\w-]+\s+)?[\w-]+s\b",
     re.IGNORECASE,
 )
 
