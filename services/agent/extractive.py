@@ -55,7 +55,7 @@ from services.agent.passages import Passage
 from services.common.embedding import Embed, EmbeddingCache
 from services.common.text.display import display_text
 from services.common.text.prose import HEADING_NUMBER_RE, normalise, prose_sentences, sectioned_sentences
-from services.common.text.question import AnswerForm, Question, QuestionForm, understand
+from services.common.text.question import AnswerForm, Question, understand
 from services.common.text.words import NUMBER_WORDS, STOPWORDS, TOKEN_RE, Analysis, capitalised_words, stem
 
 # Passages whose sentences are kept split and analysed: related questions retrieve the same chunks.
@@ -304,7 +304,9 @@ def choose_sentences(
     return [Pick(candidates[i].number, candidates[i].shown, candidates[i].label) for i in picks]
 
 
-def _can_answer(question: Question, names: Mapping[str, str], candidate: _Candidate, weights: Weights) -> bool:
+def _can_answer(
+    question: Question, names: Mapping[str, str], candidate: _Candidate, weights: Weights
+) -> bool:
     """Whether a sentence can be the answer at all, whatever it scores: it is not about the text
     ("This guide provides solutions to common issues" answers no question), it holds a number
     when the question asks how many / when (a sentence without one answers something else), and

@@ -228,9 +228,8 @@ def _check_citations(
             misattributed += 1
             continue
         carriers = carriers_of.get(marker, [])
-        if marker in in_refusals and not carriers:
-            valid += 1
-        elif any(marker.number - 1 in a.supporting_chunks for a in carriers):
+        names_a_place = marker in in_refusals and not carriers
+        if names_a_place or any(marker.number - 1 in a.supporting_chunks for a in carriers):
             valid += 1
         elif carriers:
             notes.append(f"citation [{marker.number}] does not support: {_shorten(carriers[0].claim.text)}")

@@ -32,7 +32,9 @@ MIN_SENTENCE_WORDS = 3
 MIN_LIST_ITEM_WORDS = 5
 _SENTENCE_CLOSE_RE = re.compile(r"[.!]['\"”’)\]]*$")
 # A heading's numbering ("3. ", "Step 4.1: "), which a label quoting it leaves out.
-HEADING_NUMBER_RE = re.compile(r"^(?:(?:step|phase|part|issue|scenario)\s+)?\d+(?:\.\d+)*[.:)]?\s+", re.IGNORECASE)
+HEADING_NUMBER_RE = re.compile(
+    r"^(?:(?:step|phase|part|issue|scenario)\s+)?\d+(?:\.\d+)*[.:)]?\s+", re.IGNORECASE
+)
 # "Label: value" where the value holds a figure.
 _LABELLED_FIGURE_RE = re.compile(r"^[^:]{1,40}:\s*\S*\d")
 
