@@ -138,6 +138,8 @@ class Weights:
     # / 0.45 -> 0.76 / 0.54). SQuAD has no headings or meta sentences; form 0.2 moves it by one
     # question in either direction (0.929 -> 0.930 in-domain, 0.8560 -> 0.8555 through Search).
     form: float = 0.2
+    # An item of a list, for a question asking for several things (question.wants_list).
+    listing: float = 0.1
     meta: float = 0.5
     heading: float = 0.5
     # Sentences beyond the first must reach this share of the best score: a lower share for the
@@ -160,9 +162,10 @@ class Weights:
     # Decline when a name of the question is in no retrieved passage (1) or not (0): see
     # names_nowhere.
     decline_unknown_names: int = 1
-    # The answer must be a sentence of a passage naming most names of the question (1), and hold
-    # a number when the question asks how many / when (1): see _can_answer.
+    # The answer must be a sentence of a passage naming more than `names_share` of the question's
+    # names (1), and hold a number when the question asks for a quantity (1): see _can_answer.
     names_needed: int = 1
+    names_share: float = 0.5
     number_needed: int = 1
     # A sentence about the text (meta) is never the answer (1), or only a penalised one (0).
     meta_answers_nothing: int = 1
@@ -269,6 +272,7 @@ def choose_sentences(
         + weights.heading * heading
         + weights.answer_type * answer_type
         + weights.form * form
+        + weights.listing * _listing(understood, candidates)
         - weights.meta * meta
         + weights.rank * rank
     )
@@ -309,23 +313,23 @@ def _can_answer(
 ) -> bool:
     """Whether a sentence can be the answer at all, whatever it scores: it is not about the text
     ("This guide provides solutions to common issues" answers no question), it holds a number
-    when the question asks how many / when (a sentence without one answers something else), and
+    when the question asks for a quantity (a sentence without one answers something else), and
     it is about the question's names (see _about_names)."""
     if candidate.meta and weights.meta_answers_nothing:
         return False
-    if weights.number_needed and question.wants_number and not _holds_number(candidate.analysis):
+    if weights.number_needed and question.wants_quantity and not _holds_number(candidate.analysis):
         return False
     return _about_names(names, candidate, weights)
 
 
 def _about_names(names: Mapping[str, str], candidate: _Candidate, weights: Weights) -> bool:
-    """Whether the sentence's passage (its text or its place in the book) mentions most names
-    the question asks about: "What is Gazebo used for?" is not answered by "Used for streaming
+    """Whether the sentence's passage (its text or its place in the book) mentions the names the
+    question asks about (more than `names_share` of them): "What is Gazebo used for?" is not answered by "Used for streaming
     data", however similar, in a passage about ROS 2 topics that never names Gazebo."""
     if not weights.names_needed or not names:
         return True
     mentioned = sum(_mentioned(candidate.passage, name, written) for name, written in names.items())
-    return 2 * mentioned > len(names)
+    return mentioned > weights.names_share * len(names)
 
 
 def _holds_number(sentence: Analysis) -> bool:
@@ -661,8 +665,7 @@ def _answer_type(question: Question, asked: Analysis, candidates: Sequence[_Cand
 
 
 def _answer_form(question: Question, candidates: Sequence[_Candidate]) -> np.ndarray:
-    """1 for a sentence of the shape the question asks for (see the module docstring); for a
-    question asking for several things, an item of a list."""
+    """1 for a sentence of the shape the question asks for (see the module docstring)."""
     asked = question.form
     if asked.form is AnswerForm.DEFINITION:
         term = _term_words(Analysis(asked.term))
@@ -673,9 +676,12 @@ def _answer_form(question: Question, candidates: Sequence[_Candidate]) -> np.nda
         shaped = np.array([float(bool(_REASON_RE.search(c.shown))) for c in candidates])
     else:
         shaped = np.zeros(len(candidates))
-    if question.wants_list:
-        shaped = np.maximum(shaped, [float(bool(c.items)) for c in candidates])
     return shaped
+
+
+def _listing(question: Question, candidates: Sequence[_Candidate]) -> np.ndarray:
+    """1 for an item of a list when the question asks for several things."""
+    return np.array([float(question.wants_list and bool(c.items)) for c in candidates])
 
 
 def _term_words(text: Analysis) -> frozenset[str]:

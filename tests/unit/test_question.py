@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.common.text.question import QueryType, classify_query, wants_list, wants_number
+from services.common.text.question import QueryType, classify_query, wants_list, wants_number, wants_quantity
 
 
 @pytest.mark.parametrize(
@@ -52,3 +52,16 @@ def test_selected_text_makes_any_question_section_based():
 )
 def test_questions_asking_for_a_number_or_for_several_things(query: str, number: bool, listing: bool):
     assert (wants_number(query), wants_list(query)) == (number, listing)
+
+
+@pytest.mark.parametrize(
+    ("query", "quantity"),
+    [
+        ("How many degrees of freedom does Atlas have?", True),
+        ("During which years was Honda ASIMO developed?", True),
+        ("When does the else block of a try statement run?", False),  # a condition as often as a time
+        ("What language is Zed written in, and how fast does it start?", False),  # a second question
+    ],
+)
+def test_a_question_answered_by_a_quantity_alone(query: str, quantity: bool):
+    assert wants_quantity(query) is quantity

@@ -69,6 +69,22 @@ _NAME_Q_RE = re.compile(
 )
 
 
+# Cues whose answer is a quantity whatever the rest says ("when" may ask for a condition).
+_QUANTITY_Q_RE = re.compile(
+    rf"\b(?:{_HOW_MUCH}|what (?:percentage|percent|number|amount)|"
+    r"(?:what|which) (?:years?|dates?|decades?|century|centuries))\b",
+    re.IGNORECASE,
+)
+
+
+def wants_quantity(query: str) -> bool:
+    """A question that is answered by a quantity and nothing else ("How many joints does Atlas
+    have?"): a number cue ("how many", "what year"; not "when") in a question that asks no second
+    question ("What is Zed written in, and how fast does it start?" is not one)."""
+    text = " ".join(query.split())
+    return bool(_QUANTITY_Q_RE.search(text)) and not _FOLLOWING_QUESTION_RE.search(text)
+
+
 def wants_number(query: str) -> bool:
     """A question answered by a number, a date or a period ("how many", "when", "what year")."""
     return bool(_NUMBER_Q_RE.search(query))
@@ -177,6 +193,7 @@ class Question:
     type: QueryType
     form: QuestionForm
     wants_number: bool
+    wants_quantity: bool
     wants_name: bool
     wants_list: bool
     # Its content words, stemmed: what an answer must be about.
@@ -190,6 +207,7 @@ def understand(query: str, selected_text: str = "") -> Question:
         type=classify_query(query, selected_text),
         form=question_form(query),
         wants_number=wants_number(query),
+        wants_quantity=wants_quantity(query),
         wants_name=wants_name(query),
         wants_list=wants_list(query),
         focus=Analysis(query).term_set,
