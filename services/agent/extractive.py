@@ -164,10 +164,13 @@ class Weights:
     # Decline when a name of the question is in no retrieved passage (1) or not (0): see
     # names_nowhere.
     decline_unknown_names: int = 1
-    # The answer must be a sentence of a passage naming more than `names_share` of the question's
-    # names (1), and hold a number when the question asks for a quantity (1): see _can_answer.
+    # A sentence whose passage does not name the question's names (more than `names_share` of
+    # them: _about_names) loses `names_missing`, and a further sentence of the answer must name
+    # them; when no passage does, the passages do not answer (names_needed 1). The answer must hold
+    # a number when the question asks for a quantity (number_needed 1: _can_answer).
     names_needed: int = 1
     names_share: float = 0.5
+    names_missing: float = 1.0
     number_needed: int = 1
     # Decline when at least this many of the question's content words, and this share of them,
     # are in no retrieved passage (0: never): see _about_something_else.
@@ -273,6 +276,10 @@ def choose_sentences(
     form = _answer_form(understood, candidates)
     meta = np.array([float(c.meta) for c in candidates])
     rank = np.array([1.0 / (1 + c.rank) for c in candidates])
+    names = question_names(question)
+    about = np.array([float(_about_names(names, c, weights)) for c in candidates])
+    if names and weights.names_needed and not about.any():
+        return []
     scores = (
         weights.meaning * meaning
         + weights.words * words
@@ -283,10 +290,10 @@ def choose_sentences(
         + weights.listing * _listing(understood, candidates)
         - weights.meta * meta
         + weights.rank * rank
+        - weights.names_missing * (1 - about)
     )
     order = [int(i) for i in np.argsort(-scores, kind="stable")]
-    names = question_names(question)
-    answering = [i for i in order if _can_answer(understood, names, candidates[i], weights)]
+    answering = [i for i in order if _can_answer(understood, candidates[i], weights)]
     if not answering:
         return []
     best = answering[0]
@@ -306,7 +313,7 @@ def choose_sentences(
             break
         if index == best or scores[index] < ratio * scores[best] or candidate.meta:
             continue
-        if not _about_names(names, candidate, weights):
+        if not about[index]:
             continue
         if any(_repeats(candidate, candidates[i]) for i in picks):
             continue
@@ -316,18 +323,13 @@ def choose_sentences(
     return [Pick(candidates[i].number, candidates[i].shown, candidates[i].label) for i in picks]
 
 
-def _can_answer(
-    question: Question, names: Mapping[str, str], candidate: _Candidate, weights: Weights
-) -> bool:
+def _can_answer(question: Question, candidate: _Candidate, weights: Weights) -> bool:
     """Whether a sentence can be the answer at all, whatever it scores: it is not about the text
-    ("This guide provides solutions to common issues" answers no question), it holds a number
-    when the question asks for a quantity (a sentence without one answers something else), and
-    it is about the question's names (see _about_names)."""
+    ("This guide provides solutions to common issues" answers no question), and it holds a number
+    when the question asks for a quantity (a sentence without one answers something else)."""
     if candidate.meta and weights.meta_answers_nothing:
         return False
-    if weights.number_needed and question.wants_quantity and not _holds_number(candidate.analysis):
-        return False
-    return _about_names(names, candidate, weights)
+    return not (weights.number_needed and question.wants_quantity and not _holds_number(candidate.analysis))
 
 
 def _about_names(names: Mapping[str, str], candidate: _Candidate, weights: Weights) -> bool:
