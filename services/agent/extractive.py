@@ -58,8 +58,6 @@ from services.common.text.prose import HEADING_NUMBER_RE, normalise, prose_sente
 from services.common.text.question import AnswerForm, Question, understand
 from services.common.text.words import NUMBER_WORDS, STOPWORDS, TOKEN_RE, Analysis, capitalised_words, stem
 
-# Letters of a question's word that a passage's word must begin with to count as the same word.
-ABSENT_PREFIX = 5
 # Passages whose sentences are kept split and analysed: related questions retrieve the same chunks.
 PASSAGE_CACHE_SIZE = 2048
 NOT_COVERED = "The book does not cover this question: none of the retrieved passages answer it."
@@ -172,10 +170,6 @@ class Weights:
     names_share: float = 0.5
     names_missing: float = 1.0
     number_needed: int = 1
-    # Decline when at least this many of the question's content words, and this share of them,
-    # are in no retrieved passage (0: never): see _about_something_else.
-    absent_terms: int = 2
-    absent_share: float = 0.25
     # A sentence about the text (meta) is never the answer (1), or only a penalised one (0).
     meta_answers_nothing: int = 1
     # A best sentence that is a list item brings its whole list (1), up to this many items and
@@ -262,8 +256,6 @@ def choose_sentences(
     weights = weights or Weights()
     candidates = _candidates(passages)
     if not candidates or (weights.decline_unknown_names and names_nowhere(question, passages)):
-        return []
-    if weights.absent_terms and _about_something_else(question, passages, weights):
         return []
     asked = Analysis(question)
     understood = understand(question)
@@ -368,27 +360,6 @@ def _whole_list(best: _Candidate, passages: Sequence[Passage], weights: Weights)
         picks.append(Pick(best.number, item, best.label))
         used += len(item)
     return picks
-
-
-def _about_something_else(question: str, passages: Sequence[Passage], weights: Weights) -> bool:
-    """Whether the question's content words are missing from every retrieved passage (heading and
-    text) too many to be a paraphrase: at least `absent_terms` of them and `absent_share` of all.
-    "Why is inverse kinematics for a humanoid leg hard to solve?" over passages about humanoid
-    kinematic chains misses "inverse" and "hard"; an answerable question's passages miss a
-    paraphrased verb at most ("share", "help"). A word counts as found when a passage word begins
-    with its first ABSENT_PREFIX letters ("difference" / "different"; "set" / "setup")."""
-    terms = Analysis(question).term_set
-    found = {
-        term[:ABSENT_PREFIX]
-        for p in passages
-        for term in _passage_analysis(f"{p.heading} ({p.url})", p.text).term_set
-    }
-    absent = [term for term in terms if not _begins_a_word(term[:ABSENT_PREFIX], found)]
-    return len(absent) >= weights.absent_terms and len(absent) >= weights.absent_share * len(terms)
-
-
-def _begins_a_word(prefix: str, prefixes: set[str]) -> bool:
-    return prefix in prefixes or (len(prefix) < ABSENT_PREFIX and any(p.startswith(prefix) for p in prefixes))
 
 
 def question_names(question: str) -> dict[str, str]:
