@@ -164,8 +164,8 @@ class Weights:
     decline_unknown_names: int = 1
     # A sentence whose passage does not name the question's names (more than `names_share` of
     # them: _about_names) loses `names_missing`, and a further sentence of the answer must name
-    # them; when no passage does, the passages do not answer (names_needed 1). The answer must hold
-    # a number when the question asks for a quantity (number_needed 1: _can_answer).
+    # them (names_needed 1; 0: names are not looked at). The answer must hold a number when the
+    # question asks for a quantity (number_needed 1: _can_answer).
     names_needed: int = 1
     names_share: float = 0.5
     names_missing: float = 1.0
@@ -270,8 +270,6 @@ def choose_sentences(
     rank = np.array([1.0 / (1 + c.rank) for c in candidates])
     names = question_names(question)
     about = np.array([float(_about_names(names, c, weights)) for c in candidates])
-    if names and weights.names_needed and not about.any():
-        return []
     scores = (
         weights.meaning * meaning
         + weights.words * words
