@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from services.common.text.display import display_text
 from services.common.text.units import PROSE_KINDS, Unit, UnitKind, sentence_units
-from services.common.text.words import TOKEN_RE, is_content_word
+from services.common.text.words import TOKEN_RE, Analysis
 
 MIN_SENTENCE_WORDS = 3
 MIN_LIST_ITEM_WORDS = 5
@@ -78,14 +78,15 @@ def sectioned_sentences(text: str) -> list[ProseSentence]:
         if len(TOKEN_RE.findall(shown)) >= least:
             lead_in, items = lists.get(index, ("", ()))
             label = HEADING_NUMBER_RE.sub("", lead_in or heading) if items else ""
+            label = label if says_something(label) else ""
             found.append(ProseSentence(unit.start, unit.end, heading, label, items))
     return found
 
 
 def _lists(text: str, units: list[Unit]) -> dict[int, tuple[str, tuple[tuple[int, int], ...]]]:
     """For each list item unit (by index): the lead-in of its list ("" when the unit above the
-    list is not a line ending with ":", or says nothing on its own: "You can:") and the spans of
-    the list's items. A list is a run of
+    list is not a line ending with ":", or says nothing: "You can:") and the spans of the list's
+    items. A list is a run of
     list item units; anything else ends it."""
     found: dict[int, tuple[str, tuple[tuple[int, int], ...]]] = {}
     index = 0
@@ -99,14 +100,19 @@ def _lists(text: str, units: list[Unit]) -> dict[int, tuple[str, tuple[tuple[int
         lead_in = ""
         if index > 0:
             above = display_text(text[units[index - 1].start : units[index - 1].end])
-            says_what = any(is_content_word(word.lower()) for word in TOKEN_RE.findall(above))
-            if above.endswith(":") and units[index - 1].kind != UnitKind.LIST_ITEM and says_what:
+            if above.endswith(":") and units[index - 1].kind != UnitKind.LIST_ITEM and says_something(above):
                 lead_in = above.rstrip(" :")
         items = tuple((unit.start, unit.end) for unit in units[index:end])
         for member in range(index, end):
             found[member] = (lead_in, items)
         index = end
     return found
+
+
+def says_something(text: str) -> bool:
+    """Whether a text has a content word: a label of stop words alone ("You can:", "What it's
+    NOT") says nothing a validator could check, and labels nothing."""
+    return bool(Analysis(text).term_set)
 
 
 def normalise(sentence: str) -> str:

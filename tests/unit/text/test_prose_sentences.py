@@ -52,7 +52,8 @@ def test_a_list_item_knows_its_label_and_its_list():
         "## Patterns\n#### 2. Publisher-Subscriber (Topics)\n- Asynchronous, many-to-many communication\n"
         "- Used for streaming data like sensor readings\n\nSensors fall into categories:\n"
         "- Proprioceptive sensors measure the internal state\n- Short one\n\nYou can:\n"
-        "- Use Claude Code productively without any hooks\n\nA paragraph stands here on its own."
+        "- Use Claude Code productively without any hooks\n\n### What it's NOT\n"
+        "- A brainstorm document that is far too vague\n\nA paragraph stands here on its own."
     )
     found = [(normalise(text[s.start : s.end]), s.label, len(s.items)) for s in sectioned_sentences(text)]
     assert found == [
@@ -63,5 +64,7 @@ def test_a_list_item_knows_its_label_and_its_list():
         ("Proprioceptive sensors measure the internal state", "Sensors fall into categories", 2),
         # a lead-in that says nothing on its own gives way to the heading
         ("Use Claude Code productively without any hooks", "Publisher-Subscriber (Topics)", 1),
+        # a heading of stop words alone labels nothing
+        ("A brainstorm document that is far too vague", "", 1),
         ("A paragraph stands here on its own.", "", 0),
     ]
