@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench.harness import EVAL_DIR, ROOT, start_services
 from glossator.v1 import agent_pb2, common_pb2, retrieval_pb2, retrieval_pb2_grpc
-from services.agent.extractive import NOT_COVERED, Weights, choose_sentences, compose_answer
+from services.agent.extractive import Weights, choose_sentences, compose_answer, not_covered
 from services.agent.passages import Passage
 from services.commands.eval.shared import spread
 from services.commands.eval.squad import EVAL_COLLECTION, SquadQuestion, ingest_squad, load_squad
@@ -71,7 +71,7 @@ def figures(retrieved: list[Retrieved], weights: Weights, embed) -> dict[str, fl
         passages = [Passage.of(n, r) for n, r in enumerate(item.results, start=1)]
         picks = choose_sentences(item.question.question, passages, embed, weights)
         response = agent_pb2.Response(
-            answer=compose_answer(picks) if picks else NOT_COVERED,
+            answer=compose_answer(picks) if picks else not_covered(passages),
             sources=[
                 agent_pb2.Source(document_id=item.results[p.number - 1].chunk.document_id) for p in picks
             ],

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from glossator.v1 import common_pb2
 from services.agent.citations import marker_indexes
-from services.agent.extractive import NOT_COVERED, ExtractiveAnswerer, Weights, sentences_of
+from services.agent.extractive import ExtractiveAnswerer, Weights, is_decline, sentences_of
 from services.agent.passages import Passage
 from services.common.embedding import EmbeddingCache, local_embedding_model
 
@@ -130,13 +130,13 @@ async def evaluate(args: argparse.Namespace) -> dict[str, float]:
         "own_paragraph_cited": statistics.mean(cited_own),
         "median_chars": statistics.median(lengths),
         "mean_chars": statistics.mean(lengths),
-        "not_covered": statistics.mean(a == NOT_COVERED for a in answers),
+        "not_covered": statistics.mean(is_decline(a) for a in answers),
         "ms_per_answer_ranking": rank_ms,
         "embedding_s": embed_s,
     }
     if negatives:
         figures["negatives"] = len(negatives)
-        figures["negatives_not_covered"] = statistics.mean(a == NOT_COVERED for a in negative_answers)
+        figures["negatives_not_covered"] = statistics.mean(is_decline(a) for a in negative_answers)
     return figures
 
 

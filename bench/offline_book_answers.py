@@ -55,7 +55,7 @@ from glossator.v1 import (
     validation_pb2,
     validation_pb2_grpc,
 )
-from services.agent.extractive import NOT_COVERED, Weights, choose_sentences, compose_answer, shown_sentence
+from services.agent.extractive import Weights, choose_sentences, compose_answer, not_covered, shown_sentence
 from services.agent.passages import Passage
 from services.agent.tools import TOOL_NAME
 from services.commands.answer_quality import judge_answer
@@ -226,7 +226,7 @@ class Book:
             query, chunks = self.retrieved[question.id]
             passages = [Passage.of(n, r) for n, r in enumerate(chunks, start=1)]
             picks = choose_sentences(query, passages, embed, weights)
-            answer = compose_answer(picks) if picks else NOT_COVERED
+            answer = compose_answer(picks) if picks else not_covered(passages)
             request = validation_pb2.ValidateRequest(
                 query=question.question, response=answer, context=[r.chunk for r in chunks]
             )

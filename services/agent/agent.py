@@ -36,7 +36,7 @@ from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc
 from services.agent.citations import CitationStream, cap_answer, marker_indexes
 from services.agent.config import AgentSettings
 from services.agent.events import AgentEvent, AnswerDelta, AnswerFinished, Citation, ToolCall
-from services.agent.extractive import ExtractiveAnswerer
+from services.agent.extractive import ExtractiveAnswerer, is_decline
 from services.agent.models import RunBoundModel, make_model, model_settings
 from services.agent.models.llm import Endpoint
 from services.agent.prompt import INSTRUCTIONS, build_input
@@ -208,7 +208,7 @@ async def run_answer(
         model=answerer.model_name,
         generation_ms=max(0.0, elapsed_ms - context.retrieval_ms),
         retrieval_ms=context.retrieval_ms,
-        not_covered=not cited,
+        not_covered=not cited or is_decline(answer),
         truncated=truncated or cut,
         chunk_texts={p.chunk_id: p.text for p in context.passages.values()},
         search_query=context.search_query,

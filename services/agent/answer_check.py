@@ -37,7 +37,7 @@ import grpc
 from glossator.v1 import common_pb2, validation_pb2, validation_pb2_grpc
 from services.agent.citations import marker_indexes
 from services.agent.events import AnswerFinished
-from services.agent.extractive import DECLINES
+from services.agent.extractive import is_decline
 from services.agent.models import OFFLINE_MODEL_NAME
 from services.agent.sessions import Grounding, Source
 from services.common.errors import Reason, Unavailable
@@ -54,7 +54,6 @@ NOT_SUPPORTED_ANSWER = (
 WRONG_REFUSAL_NOTE = "the answer declines, but the retrieved passages answer the question"
 OFF_TOPIC_NOTE = "none of the retrieved passages answers the question, so neither can the answer"
 NOT_AN_ANSWER_REASON = "grounded, but it does not address what the question asks about"
-_NOT_ANSWERS = DECLINES | {NOT_SUPPORTED_ANSWER}
 
 Policy = Literal["annotate", "enforce", "off"]
 # A validation call's timeout: the time left until the deadline, at most the validation timeout.
@@ -200,7 +199,8 @@ class AnswerChecker:
             model=model,
             cited=[finished.sources[n - 1] for n in sorted(numbers)],
             new_citations=[n for n in numbers if n not in streamed],
-            not_covered=not numbers and (refusal or answer in _NOT_ANSWERS or not finished.sources),
+            # A decline cites the sections nearby: it is still a decline.
+            not_covered=refusal or _declines(answer) or not finished.sources,
         )
 
 
@@ -229,7 +229,7 @@ async def _judged_against_the_passages(
     an unrelated passage is supported text, but it answers nothing)."""
     if not verdict.is_grounded or not finished.sources or finished.fallback is None:
         return verdict
-    covered = (await finished.fallback()) not in _NOT_ANSWERS
+    covered = not _declines(await finished.fallback())
     if verdict.is_refusal and covered:
         return _flagged(verdict, WRONG_REFUSAL_NOTE)
     if not verdict.is_refusal and not covered:
@@ -250,6 +250,12 @@ def replacement_reason(verdict: validation_pb2.ValidateResponse | None) -> str:
     if verdict.is_grounded and not stands(verdict):
         return "not_an_answer"
     return "not_grounded"
+
+
+def _declines(answer: str) -> bool:
+    """Whether the answer is one of the statements that give no answer (the extractive
+    answerer's declines, or the withheld-answer statement)."""
+    return is_decline(answer) or answer == NOT_SUPPORTED_ANSWER
 
 
 def _replaced_note(model: str, reason: str, verdict: validation_pb2.ValidateResponse | None) -> str:

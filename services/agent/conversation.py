@@ -301,13 +301,16 @@ class Conversation:
 def confidence(checked: Checked) -> float:
     """0-1: how well retrieval matched (relevance of the cited chunks) and how grounded the answer is.
 
-    An answer citing nothing has no retrieval support (0.1 when it says the book does not cover the
-    question, which is itself a confident statement about the book). Without a verdict, retrieval
-    alone counts, discounted. An answer the validator found grounded but not an answer to the
-    question (annotate delivers it) gets no credit for its grounding: at most 0.4.
+    An answer citing nothing has no retrieval support; one saying the book does not cover the
+    question is 0.1 (a statement about the book, not an answer), whatever sections nearby it
+    cites. Without a verdict, retrieval alone counts, discounted. An answer the validator found
+    grounded but not an answer to the question (annotate delivers it) gets no credit for its
+    grounding: at most 0.4.
     """
+    if checked.not_covered:
+        return 0.1
     if not checked.cited:
-        return 0.1 if checked.not_covered else 0.0
+        return 0.0
     retrieval = sum(s.relevance_score for s in checked.cited) / len(checked.cited)
     verdict = checked.validated.verdict
     if verdict is None:

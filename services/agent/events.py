@@ -75,8 +75,9 @@ class AnswerFinished:
 
     `answer` is authoritative: it is capped on a sentence boundary, so it can end before the last
     streamed delta did. `cited` keeps the [n] numbering of the text; `sources` lists everything
-    retrieved. `not_covered` is true when the answer cites nothing. `answer` may be empty when the
-    model wrote nothing but withheld text.
+    retrieved. `not_covered` is true when the answer cites nothing or is the extractive decline
+    (which cites the sections nearby). `answer` may be empty when the model wrote nothing but
+    withheld text.
     """
 
     answer: str

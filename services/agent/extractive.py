@@ -54,13 +54,17 @@ import numpy as np
 from services.agent.passages import Passage
 from services.common.embedding import Embed, EmbeddingCache
 from services.common.text.display import display_text
-from services.common.text.prose import normalise, prose_sentences, sectioned_sentences
-from services.common.text.question import AnswerForm, Question, QuestionForm, understand
-from services.common.text.words import STOPWORDS, TOKEN_RE, Analysis, capitalised_words, stem
+from services.common.text.prose import HEADING_NUMBER_RE, normalise, prose_sentences, sectioned_sentences
+from services.common.text.question import AnswerForm, Question, understand
+from services.common.text.words import NUMBER_WORDS, STOPWORDS, TOKEN_RE, Analysis, capitalised_words, stem
 
 # Passages whose sentences are kept split and analysed: related questions retrieve the same chunks.
 PASSAGE_CACHE_SIZE = 2048
 NOT_COVERED = "The book does not cover this question: none of the retrieved passages answer it."
+# A decline names what the book does cover near the question, cited (worded so that the validator
+# reads it as a refusal too: services/validation/refusals.py).
+NEARBY = "Nearby, the book covers:"
+NEARBY_SECTIONS = 3
 NOTHING_FOUND = "The book does not cover this question: the search found no matching passages."
 CANNOT_SEARCH = "I cannot search the book right now, so I cannot answer this question."
 DECLINES = frozenset({NOT_COVERED, NOTHING_FOUND, CANNOT_SEARCH})
@@ -134,6 +138,8 @@ class Weights:
     # / 0.45 -> 0.76 / 0.54). SQuAD has no headings or meta sentences; form 0.2 moves it by one
     # question in either direction (0.929 -> 0.930 in-domain, 0.8560 -> 0.8555 through Search).
     form: float = 0.2
+    # An item of a list, for a question asking for several things (question.wants_list).
+    listing: float = 0.1
     meta: float = 0.5
     heading: float = 0.5
     # Sentences beyond the first must reach this share of the best score: a lower share for the
@@ -156,14 +162,31 @@ class Weights:
     # Decline when a name of the question is in no retrieved passage (1) or not (0): see
     # names_nowhere.
     decline_unknown_names: int = 1
+    # A sentence whose passage does not name the question's names (more than `names_share` of
+    # them: _about_names) loses `names_missing`, and a further sentence of the answer must name
+    # them (names_needed 1; 0: names are not looked at). The answer must hold a number when the
+    # question asks for a quantity (number_needed 1: _can_answer).
+    names_needed: int = 1
+    names_share: float = 0.5
+    names_missing: float = 1.0
+    number_needed: int = 1
+    # A sentence about the text (meta) is never the answer (1), or only a penalised one (0).
+    meta_answers_nothing: int = 1
+    # A best sentence that is a list item brings its whole list (1), up to this many items and
+    # characters: see _whole_list.
+    whole_lists: int = 1
+    max_list_items: int = 8
+    list_budget_chars: int = 600
 
 
 @dataclass(frozen=True)
 class Pick:
-    """A sentence chosen for the answer (as displayed), with the passage it cites."""
+    """A sentence chosen for the answer (as displayed), with the passage it cites, and for a list
+    item the label of its list (quoted on a line of its own above it: see compose_answer)."""
 
     number: int
     sentence: str
+    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -177,6 +200,9 @@ class _Candidate:
     shown: str  # as a reader sees it: Markdown rendered, ending like a sentence
     meta: bool
     heading_terms: frozenset[str]  # of the heading above it in its passage
+    label: str  # a list item's label ("" for other sentences)
+    items: tuple[tuple[int, int], ...]  # a list item's list, by spans in its passage
+    passage: Analysis  # its whole passage with its place in the book
 
 
 class ExtractiveAnswerer:
@@ -205,7 +231,7 @@ class ExtractiveAnswerer:
         if not passages:
             return NOTHING_FOUND if searched else CANNOT_SEARCH
         picks = await asyncio.to_thread(self.choose, question, passages)
-        return compose_answer(picks) if picks else NOT_COVERED
+        return compose_answer(picks) if picks else not_covered(passages)
 
 
 def _local_embed(texts: list[str]) -> np.ndarray:
@@ -239,9 +265,11 @@ def choose_sentences(
     scored = {(p.number, span): score for p in passages for span, score in p.sentence_scores.items()}
     meaning = _meaning(question, candidates, shortlist, embed, scored)
     answer_type = _answer_type(understood, asked, candidates)
-    form = _answer_form(understood.form, candidates)
+    form = _answer_form(understood, candidates)
     meta = np.array([float(c.meta) for c in candidates])
     rank = np.array([1.0 / (1 + c.rank) for c in candidates])
+    names = question_names(question)
+    about = np.array([float(_about_names(names, c, weights)) for c in candidates])
     scores = (
         weights.meaning * meaning
         + weights.words * words
@@ -249,31 +277,135 @@ def choose_sentences(
         + weights.heading * heading
         + weights.answer_type * answer_type
         + weights.form * form
+        + weights.listing * _listing(understood, candidates)
         - weights.meta * meta
         + weights.rank * rank
+        - weights.names_missing * (1 - about)
     )
-    order = np.argsort(-scores, kind="stable")
-    best = int(order[0])
+    order = [int(i) for i in np.argsort(-scores, kind="stable")]
+    answering = [i for i in order if _can_answer(understood, candidates[i], weights)]
+    if not answering:
+        return []
+    best = answering[0]
     # The question's words may be in the heading a sentence stands under ("Honda ASIMO" above
     # "Era: 2000-2018") rather than in the sentence.
     if meaning[best] < weights.min_meaning and max(words[best], heading[best]) < weights.min_words:
         return []
+    if candidates[best].items and weights.whole_lists and not understood.wants_number:
+        return _whole_list(candidates[best], passages, weights)
     picks = [best]
     used = len(candidates[best].shown)
-    for index in order[1:]:
+    for index in order:
         candidate = candidates[index]
         same_passage = candidate.number == candidates[best].number
         ratio = weights.follow_ratio if same_passage else weights.follow_ratio_other
         if len(picks) == weights.max_sentences:
             break
-        if scores[index] < ratio * scores[best] or candidate.meta:
+        if index == best or scores[index] < ratio * scores[best] or candidate.meta:
+            continue
+        if not about[index]:
             continue
         if any(_repeats(candidate, candidates[i]) for i in picks):
             continue
         if used + len(candidate.shown) <= weights.budget_chars:
-            picks.append(int(index))
+            picks.append(index)
             used += len(candidate.shown)
-    return [Pick(candidates[i].number, candidates[i].shown) for i in picks]
+    return [Pick(candidates[i].number, candidates[i].shown, candidates[i].label) for i in picks]
+
+
+def _can_answer(question: Question, candidate: _Candidate, weights: Weights) -> bool:
+    """Whether a sentence can be the answer at all, whatever it scores: it is not about the text
+    ("This guide provides solutions to common issues" answers no question), and it holds a number
+    when the question asks for a quantity (a sentence without one answers something else)."""
+    if candidate.meta and weights.meta_answers_nothing:
+        return False
+    return not (weights.number_needed and question.wants_quantity and not _holds_number(candidate.analysis))
+
+
+def _about_names(names: Mapping[str, str], candidate: _Candidate, weights: Weights) -> bool:
+    """Whether the sentence's passage (its text or its place in the book) mentions the names the
+    question asks about (more than `names_share` of them): "What is Gazebo used for?" is not answered by "Used for streaming
+    data", however similar, in a passage about ROS 2 topics that never names Gazebo."""
+    if not weights.names_needed or not names:
+        return True
+    mentioned = sum(_mentioned(candidate.passage, name, written) for name, written in names.items())
+    return mentioned > weights.names_share * len(names)
+
+
+def _holds_number(sentence: Analysis) -> bool:
+    return bool(
+        _NUMBER_RE.search(sentence.text)
+        or _YEAR_OR_MONTH_RE.search(sentence.text)
+        or any(word in NUMBER_WORDS for word in sentence.words)
+    )
+
+
+def _whole_list(best: _Candidate, passages: Sequence[Passage], weights: Weights) -> list[Pick]:
+    """The list the best sentence is an item of, in its order and under its label, as far as
+    the list budget allows (from its first item, or from the best one when that would not fit):
+    "What are the three categories of sensors?" is answered by the list, not by its best item.
+    (Not for a question asking for a number: that is one item.)"""
+    text = next(p.text for p in passages if p.number == best.number)
+    shown = [shown_sentence(text[a:b]) for a, b in best.items]
+    first = 0
+    at = best.items.index(best.span)
+    while sum(len(item) for item in shown[first : at + 1]) > weights.list_budget_chars and first < at:
+        first += 1
+    picks, used = [], 0
+    for item in shown[first : first + weights.max_list_items]:
+        if picks and used + len(item) > weights.list_budget_chars:
+            break
+        picks.append(Pick(best.number, item, best.label))
+        used += len(item)
+    return picks
+
+
+def question_names(question: str) -> dict[str, str]:
+    """The names a question asks about (capitalised words but its first, and abbreviations of
+    three letters or more), lower-cased, with how each is written."""
+    return {
+        name: written
+        for name, offset in capitalised_words(question)
+        if offset > 0 and not _too_short(written := TOKEN_RE.match(question, offset).group())
+    }
+
+
+def not_covered(passages: Sequence[Passage]) -> str:
+    """The decline when passages were found but none answers: it says so, then names the places
+    in the book they come from (the first NEARBY_SECTIONS, cited), so a reader knows where the
+    book comes closest."""
+    nearby: dict[str, int] = {}
+    for passage in passages:
+        if len(nearby) == NEARBY_SECTIONS:
+            break
+        nearby.setdefault(nearby_place(passage.heading), passage.number)
+    if not nearby:
+        return NOT_COVERED
+    places = ", ".join(f"{place} [{number}]" for place, number in nearby.items())
+    return f"{NOT_COVERED} {NEARBY} {places}."
+
+
+# What would end the decline's sentence, or cut it into clauses, inside a heading.
+_PLACE_BREAKS_RE = re.compile(r"[.!?;]+(?=\s|$)|\s+and\s+", re.IGNORECASE)
+
+
+def nearby_place(heading: str) -> str:
+    """A passage's place as a decline names it: its page and its innermost section ("Launch
+    Files & Parameters > Why Use Launch Files"), without numbering, and without what would end a
+    sentence or start a clause (the validator reads the decline as one refusal)."""
+    parts = heading.split(" > ")
+    parts = parts if len(parts) <= 2 else [parts[0], parts[-1]]
+    cleaned = []
+    for part in parts:
+        part = HEADING_NUMBER_RE.sub("", part.strip())
+        part = _PLACE_BREAKS_RE.sub(lambda m: " & " if m.group().strip().lower() == "and" else "", part)
+        cleaned.append(part.strip())
+    return " > ".join(part for part in cleaned if part)
+
+
+def is_decline(answer: str) -> bool:
+    """Whether an answer is one of the answerer's declines (with or without nearby sections)."""
+    return answer.startswith(NOT_COVERED) or answer in DECLINES
 
 
 def names_nowhere(question: str, passages: Sequence[Passage]) -> list[str]:
@@ -287,12 +419,7 @@ def names_nowhere(question: str, passages: Sequence[Passage]) -> list[str]:
     ("TV") and the question's first word are not tested. On held-out SQuAD questions 20 of 4,040
     are declined this way.
     """
-    # name -> how it is written in the question
-    names = {
-        name: written
-        for name, offset in capitalised_words(question)
-        if offset > 0 and not _too_short(written := TOKEN_RE.match(question, offset).group())
-    }
+    names = question_names(question)
     if not names:
         return []
     found = [_passage_analysis(f"{p.heading} ({p.url})", p.text) for p in passages]
@@ -378,43 +505,73 @@ def _edits(a: str, b: str) -> int:
 
 
 def compose_answer(picks: Sequence[Pick]) -> str:
-    """Each sentence verbatim, followed by its citation."""
-    return " ".join(f"{pick.sentence} [{pick.number}]" for pick in picks)
+    """Each sentence verbatim, followed by its citation; the items of a list on a line under
+    their label, cited too ("Publisher-Subscriber (Topics) [1]:" then "Used for ... [1]"): the
+    label and each item are separate sentences, each found in the chunk as it stands."""
+    text, label = "", ""
+    for pick in picks:
+        if pick.label != label:
+            text = text.rstrip() + ("\n" if text else "")
+            if pick.label:
+                text += f"{pick.label} [{pick.number}]:\n"
+            label = pick.label
+        text += f"{pick.sentence} [{pick.number}] "
+    return text.rstrip()
 
 
 def _candidates(passages: Sequence[Passage]) -> list[_Candidate]:
     candidates = []
     for rank, passage in enumerate(passages):
         section = _section_of(passage.heading)
-        for position, (span, analysis, shown, heading) in enumerate(_analysed_sentences(passage.text)):
-            meta = is_meta_sentence(shown) or bool(_META_SECTION_RE.search(heading.text or section))
+        whole = _passage_analysis(f"{passage.heading} ({passage.url})", passage.text)
+        for position, sentence in enumerate(_analysed_sentences(passage.text)):
+            meta = is_meta_sentence(sentence.shown) or bool(
+                _META_SECTION_RE.search(sentence.heading.text or section)
+            )
             candidates.append(
                 _Candidate(
-                    passage.number,
-                    rank,
-                    position,
-                    span,
-                    analysis.text,
-                    analysis,
-                    shown,
-                    meta,
-                    heading.term_set,
+                    number=passage.number,
+                    rank=rank,
+                    position=position,
+                    span=sentence.span,
+                    text=sentence.analysis.text,
+                    analysis=sentence.analysis,
+                    shown=sentence.shown,
+                    meta=meta,
+                    heading_terms=sentence.heading.term_set,
+                    label=sentence.label,
+                    items=sentence.items,
+                    passage=whole,
                 )
             )
     return candidates
 
 
+@dataclass(frozen=True)
+class _Sentence:
+    """A passage's sentence as split and analysed once (see _analysed_sentences)."""
+
+    span: tuple[int, int]
+    analysis: Analysis
+    shown: str
+    heading: Analysis
+    label: str
+    items: tuple[tuple[int, int], ...]
+
+
 @lru_cache(maxsize=PASSAGE_CACHE_SIZE)
-def _analysed_sentences(text: str) -> tuple[tuple[tuple[int, int], Analysis, str, Analysis], ...]:
+def _analysed_sentences(text: str) -> tuple[_Sentence, ...]:
     """A passage's sentences, split and analysed once (an Analysis computes each view once),
-    each with its offsets, its display form and the heading it stands under in the passage ("" for
-    none)."""
+    each with its offsets, its display form, the heading it stands under in the passage ("" for
+    none), and for a list item its label and its list."""
     return tuple(
-        (
+        _Sentence(
             (s.start, s.end),
             Analysis(normalise(text[s.start : s.end])),
             shown_sentence(text[s.start : s.end]),
             _heading(s.heading),
+            s.label,
+            s.items,
         )
         for s in sectioned_sentences(text)
     )
@@ -507,16 +664,24 @@ def _answer_type(question: Question, asked: Analysis, candidates: Sequence[_Cand
     return scores
 
 
-def _answer_form(asked: QuestionForm, candidates: Sequence[_Candidate]) -> np.ndarray:
+def _answer_form(question: Question, candidates: Sequence[_Candidate]) -> np.ndarray:
     """1 for a sentence of the shape the question asks for (see the module docstring)."""
+    asked = question.form
     if asked.form is AnswerForm.DEFINITION:
         term = _term_words(Analysis(asked.term))
-        return np.array([float(_defines(term, c.shown)) for c in candidates])
-    if asked.form is AnswerForm.HOW:
-        return np.array([float(bool(_STEP_RE.search(c.shown))) for c in candidates])
-    if asked.form is AnswerForm.WHY:
-        return np.array([float(bool(_REASON_RE.search(c.shown))) for c in candidates])
-    return np.zeros(len(candidates))
+        shaped = np.array([float(_defines(term, c.shown)) for c in candidates])
+    elif asked.form is AnswerForm.HOW:
+        shaped = np.array([float(bool(_STEP_RE.search(c.shown))) for c in candidates])
+    elif asked.form is AnswerForm.WHY:
+        shaped = np.array([float(bool(_REASON_RE.search(c.shown))) for c in candidates])
+    else:
+        shaped = np.zeros(len(candidates))
+    return shaped
+
+
+def _listing(question: Question, candidates: Sequence[_Candidate]) -> np.ndarray:
+    """1 for an item of a list when the question asks for several things."""
+    return np.array([float(question.wants_list and bool(c.items)) for c in candidates])
 
 
 def _term_words(text: Analysis) -> frozenset[str]:

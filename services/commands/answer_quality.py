@@ -133,7 +133,11 @@ def judge_answer(
         "answer": response.answer,
         "chars": len(response.answer),
         "cited": [source_path(s) for s in cited],
-        "right_page": ok and question.answerable and any(is_page(s, question.source) for s in cited),
+        # A decline cites the sections nearby: naming the right page is not answering from it.
+        "right_page": ok
+        and question.answerable
+        and not response.not_covered
+        and any(is_page(s, question.source) for s in cited),
         "grounded": ok
         and grounding.status == agent_pb2.VALIDATION_STATUS_VALIDATED
         and grounding.is_grounded,

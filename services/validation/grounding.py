@@ -165,7 +165,7 @@ def assemble_result(
     supported_weight = sum(w for w, a in zip(weights, assessments, strict=True) if a.supported)
     grounding_score = supported_weight / sum(weights) if assessments else 1.0
     is_refusal = not assessments and bool(claims.refusals)
-    citations_valid, misattributed, notes = _check_citations(answer, assessments, context)
+    citations_valid, misattributed, notes = _check_citations(answer, assessments, claims.refusals, context)
     notes += _expected_source_notes(answer, context, expected_sources)
     notes += command_notes(answer)
     notes += cited_command_notes((m.number for m in find_citations(answer)), [c.text for c in context])
@@ -229,23 +229,27 @@ def _verdict(assessment: ClaimAssessment, context: list[ContextChunk]) -> ClaimV
 
 
 def _check_citations(
-    answer: str, assessments: list[ClaimAssessment], context: list[ContextChunk]
+    answer: str, assessments: list[ClaimAssessment], refusals: list[Claim], context: list[ContextChunk]
 ) -> tuple[int, int, list[str]]:
     """Counts markers whose chunk supports a claim they are attached to, and those that point
-    nowhere or at a chunk that does not support their claim (noted)."""
+    nowhere or at a chunk that does not support their claim (noted). A refusal's marker claims no
+    support: it names where the book comes closest ("Nearby, the book covers: ... [2]"), so it is
+    valid when it points at a context chunk."""
     notes = []
     valid = misattributed = 0
     carriers_of: dict[CitationMarker, list[ClaimAssessment]] = {}
     for assessment in assessments:
         for marker in dict.fromkeys(assessment.claim.markers):
             carriers_of.setdefault(marker, []).append(assessment)
+    in_refusals = {marker for claim in refusals for marker in claim.markers}
     for marker in find_citations(answer):
         if not 1 <= marker.number <= len(context):
             notes.append(f"citation [{marker.number}] points nowhere ({len(context)} context chunks)")
             misattributed += 1
             continue
         carriers = carriers_of.get(marker, [])
-        if any(marker.number - 1 in a.supporting_chunks for a in carriers):
+        names_a_place = marker in in_refusals and not carriers
+        if names_a_place or any(marker.number - 1 in a.supporting_chunks for a in carriers):
             valid += 1
         elif carriers:
             notes.append(f"citation [{marker.number}] does not support: {_shorten(carriers[0].claim.text)}")

@@ -20,6 +20,8 @@ REFUSAL_PATTERNS = [
     rf"\b(?:no|not enough|insufficient) information\b.*\b{SOURCE}\b",
     rf"\bnothing (?:in|about)\b.*\b{SOURCE}\b",
     rf"\boutside (?:the scope|of)\b.*\b{SOURCE}\b",
+    # What a decline adds: where the book comes closest ("Nearby, the book covers: ROS 2 > Topics [1]").
+    rf"^nearby,? (?:the )?{SOURCE} covers\b",
 ]
 REFUSAL_RE = re.compile("|".join(f"(?:{pattern})" for pattern in REFUSAL_PATTERNS), re.IGNORECASE)
 

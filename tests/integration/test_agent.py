@@ -324,7 +324,8 @@ async def test_enforce_replaces_a_grounded_answer_that_misses_the_question(book,
     events = await _ask_scripted(book, tmp_path, OFF_FOCUS, QUESTION)
     response = events[-1].completed.response
     assert response.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED
-    assert response.model == "offline-extractive" and "reciprocal rank fusion" not in response.answer
+    # The stand-in answers the question (it may quote the list the off-focus sentence stands in).
+    assert response.model == "offline-extractive" and "grounded" in response.answer
     assert response.grounding.answers_question
     assert any("does not address what the question asks" in note for note in response.validation.notes)
 

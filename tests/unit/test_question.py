@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from services.common.text.question import QueryType, asks_for_other_words, classify_query, understand
+from services.common.text.question import (
+    QueryType,
+    asks_for_other_words,
+    classify_query,
+    understand,
+    wants_list,
+    wants_number,
+    wants_quantity,
+)
 
 
 @pytest.mark.parametrize(
@@ -50,3 +58,35 @@ def test_selected_text_makes_any_question_section_based():
 def test_a_question_asking_for_other_words_is_recognised(query: str, expected: bool):
     assert asks_for_other_words(query) is expected
     assert understand(query).other_words is expected
+
+
+@pytest.mark.parametrize(
+    ("query", "number", "listing"),
+    [
+        ("How many degrees of freedom does Atlas have?", True, False),
+        ("When did ROS 2 first ship?", True, False),
+        ("In 1850, when was the harbour built?", True, False),
+        ("What should I check when my robot falls through the ground?", False, False),  # a condition
+        ("When should I use the coordinator pattern?", False, False),
+        ("What are the three categories of robotic sensors?", False, True),
+        ("Which callbacks does a lifecycle node implement?", False, True),
+        ("List the steps of the setup.", False, True),
+        ("How can several robots share one network?", False, False),
+        ("Which Python version does ROS 2 Humble require?", False, False),
+    ],
+)
+def test_questions_asking_for_a_number_or_for_several_things(query: str, number: bool, listing: bool):
+    assert (wants_number(query), wants_list(query)) == (number, listing)
+
+
+@pytest.mark.parametrize(
+    ("query", "quantity"),
+    [
+        ("How many degrees of freedom does Atlas have?", True),
+        ("During which years was Honda ASIMO developed?", True),
+        ("When does the else block of a try statement run?", False),  # a condition as often as a time
+        ("What language is Zed written in, and how fast does it start?", False),  # a second question
+    ],
+)
+def test_a_question_answered_by_a_quantity_alone(query: str, quantity: bool):
+    assert wants_quantity(query) is quantity

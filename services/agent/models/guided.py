@@ -11,10 +11,11 @@ Small self-hosted models (0.5B-1.5B on CPU) rarely call a tool on their own: wit
   that rejects a named `tool_choice` gets the call made for it, from then on;
 - once the run has made `max_searches` searches, asks for the answer with no tool offered and the
   passages written into the question (tool messages make small models call the tool again), each
-  cut to its sentences among the ones Search found most similar to the question: a small model
-  copies from what it is shown, and a short prompt is read several times faster on a CPU; a
-  question asking for other words ("explain this in simpler words") gets a prompt that lets it
-  reword, any other one a prompt to copy (prompt.py);
+  cut to its place in the book and the section holding its sentence most similar to the question
+  (contiguous sentences around it, a list under its lead-in): a small model copies from what it
+  is shown, and a short prompt is read several times faster on a CPU; a question asking for other
+  words ("explain this in simpler words") gets a prompt that lets it reword, any other one a
+  prompt to copy (prompt.py);
   before that (max_searches > 1) the model may search again, natively or by a call written as text;
 - streams every turn through a ProseGate: the start of a turn is held until it is clearly prose,
   template tokens and echoed instructions are dropped, and a tool call written as text becomes a
@@ -43,7 +44,7 @@ from openai.types.responses import ResponseCompletedEvent, ResponseFunctionToolC
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
 from services.agent.admission import Admission
-from services.agent.extractive import is_meta_sentence, sentences_of, shown_sentence
+from services.agent.extractive import is_meta_sentence, shown_sentence
 from services.agent.models.response_stream import ResponseWriter, function_call
 from services.agent.models.textguard import ProseGate, parse_text_tool_call
 from services.agent.passages import Passage
@@ -51,12 +52,16 @@ from services.agent.prompt import answer_input, answer_prompt, latest_question
 from services.agent.tools import TOOL_NAME, AskContext
 from services.common.contract_limits import MAX_QUERY_CHARS
 from services.common.logging import get_logger
+from services.common.text.prose import ProseSentence, sectioned_sentences
 from services.common.text.words import Analysis, is_content_word, stem
 
 log = get_logger("glossator.agent.llm")
 
-# Sentences of the passages an answer turn shows the model (the extractive answer quotes 1-3).
-ANSWER_SENTENCES = 8
+# Characters an answer turn shows the model: of each passage (its best section, around its best
+# sentence), and in all (the extractive answer quotes 1-3 sentences, or a list). A short prompt is
+# read faster: 8 sentences of about 130 characters were shown before.
+PASSAGE_CHARS = 500
+ANSWER_CHARS = 1200
 # A model's search query is a few keywords: a longer one is an answer written from memory (an
 # invented IMU spec, 512 tokens of it), and its words would steer the search.
 MAX_MODEL_QUERY_WORDS = 16
@@ -164,7 +169,7 @@ class GuidedModel(Model):
                 framing = answer_prompt(question)
                 system_instructions = framing.instructions
                 found = self._run.passages.values() if self._run is not None else ()
-                passages = focused(found, ANSWER_SENTENCES)
+                passages = focused(found)
                 searched = self._run is not None and self._run.searched
                 items = answer_input(
                     items, passages, search_failed=bool(outputs) and not searched, prompt=framing
@@ -274,33 +279,64 @@ def _call_arguments(output: list[Any], tool_names: list[str]) -> dict[str, Any]:
     return dict(call.arguments) if call is not None and call.name == TOOL_NAME else {}
 
 
-def focused(found: Iterable[Passage], keep: int) -> list[tuple[int, str]]:
-    """Each passage cut to its sentences among the `keep` most similar to the question (as Search
-    scored them), in reading order, as a reader sees them (Markdown rendered, a list item closed
-    by a period); sentences about the text ("This tutorial covers ...") are left out, and so is a
-    passage with none left. Unscored passages stay whole. A small model copies what it is shown:
-    `**Goal**:` and tutorial intros came back verbatim in its answers."""
+def focused(found: Iterable[Passage], budget: int = ANSWER_CHARS) -> list[tuple[int, str]]:
+    """The passages as the model is shown them: each as its place in the book, then the section
+    of it that holds its sentence most similar to the question (as Search scored them), as
+    contiguous sentences around that one (at most PASSAGE_CHARS), as a reader sees them (Markdown
+    rendered, a list item closed by a period, a list under its lead-in); the passages whose best
+    sentence scores highest first, until `budget` characters are shown, in their numbers' order.
+    Sentences about the text ("This tutorial covers ...") are left out, and so is a passage with
+    none scored left. Unscored passages stay whole. A small model copies what it is shown:
+    isolated sentences lose what they are about ("Used for streaming data" without "Topics"),
+    and `**Goal**:` and tutorial intros came back verbatim in its answers."""
     passages = sorted(found, key=lambda passage: passage.number)
-    sentences = {p.number: sentences_of(p.text) for p in passages}
-    shown = {number: [shown_sentence(text) for _, text in found] for number, found in sentences.items()}
-    scores = {p.number: p.sentence_scores for p in passages}
-    ranked = sorted(
-        (
-            (scores[number][span], number, position)
-            for number, found in sentences.items()
-            for position, (span, _) in enumerate(found)
-            if span in scores[number] and not is_meta_sentence(shown[number][position])
-        ),
-        reverse=True,
-    )
-    if not ranked:
+    if not any(p.sentence_scores for p in passages):
         return [(p.number, p.text) for p in passages]
-    chosen = {(number, position) for _, number, position in ranked[:keep]}
-    cut = [
-        (p.number, " ".join(text for i, text in enumerate(shown[p.number]) if (p.number, i) in chosen))
-        for p in passages
-    ]
-    return [(number, text) for number, text in cut if text]
+    sections = {p.number: _best_section(p, min(PASSAGE_CHARS, budget)) for p in passages}
+    shown: dict[int, str] = {}
+    for number, (_, text) in sorted(sections.items(), key=lambda item: -item[1][0]):
+        if text and (not shown or sum(map(len, shown.values())) + len(text) <= budget):
+            shown[number] = text
+    return sorted(shown.items())
+
+
+def _best_section(passage: Passage, budget: int) -> tuple[float, str]:
+    """The passage's best score and `(place) sentences` of its best section (see focused), the place
+    ending with the heading the section stands under in the chunk; "" when none is scored."""
+    sentences = [s for s in sectioned_sentences(passage.text) if not is_meta_sentence(_shown(passage, s))]
+    scores = passage.sentence_scores
+    scored = [i for i, s in enumerate(sentences) if (s.start, s.end) in scores]
+    if not scored:
+        return 0.0, ""
+    best = max(scored, key=lambda i: scores[(sentences[i].start, sentences[i].end)])
+    section = [i for i, s in enumerate(sentences) if s.heading == sentences[best].heading]
+    chosen, used = [best], len(_shown(passage, sentences[best]))
+    before, after = best - 1, best + 1
+    while before in section or after in section:
+        for index in (after, before):
+            if index in section and index not in chosen:
+                size = len(_shown(passage, sentences[index]))
+                if used + size <= budget:
+                    chosen.append(index)
+                    used += size
+        before, after = before - 1, after + 1
+    pieces, lead_in = [], ""
+    for index in sorted(chosen):
+        sentence = sentences[index]
+        label = sentence.label if sentence.label != sentence.heading else ""
+        if label and label != lead_in:
+            pieces.append(f"{label}:")
+        lead_in = label
+        pieces.append(_shown(passage, sentence))
+    place = passage.heading
+    heading = sentences[best].heading
+    if heading and not place.endswith(heading):
+        place = f"{place} > {heading}"
+    return scores[(sentences[best].start, sentences[best].end)], f"({place}) " + " ".join(pieces)
+
+
+def _shown(passage: Passage, sentence: ProseSentence) -> str:
+    return shown_sentence(passage.text[sentence.start : sentence.end])
 
 
 def _first_known_call(

@@ -12,6 +12,11 @@ on its own, so these are left out:
   "RAM: 16 GB") is a fact however short: the one place a book states it is often such a line.
 Words are counted in the text as displayed (`display.display_text`). Spans are offsets into the
 chunk text (in code points), so a client can highlight a sentence where it stands.
+
+A list item means little without what it is a list of ("Used for streaming data" is about
+Topics only under "#### Publisher-Subscriber (Topics)"), so each one knows its label (the line
+introducing the list, or else the heading above it) and the spans of every item of its list,
+fragments included: an answer quotes the list whole, under its label.
 """
 
 from __future__ import annotations
@@ -20,12 +25,16 @@ import re
 from dataclasses import dataclass
 
 from services.common.text.display import display_text
-from services.common.text.units import PROSE_KINDS, UnitKind, sentence_units
-from services.common.text.words import TOKEN_RE
+from services.common.text.units import PROSE_KINDS, Unit, UnitKind, sentence_units
+from services.common.text.words import TOKEN_RE, Analysis
 
 MIN_SENTENCE_WORDS = 3
 MIN_LIST_ITEM_WORDS = 5
 _SENTENCE_CLOSE_RE = re.compile(r"[.!]['\"”’)\]]*$")
+# A heading's numbering ("3. ", "Step 4.1: "), which a label quoting it leaves out.
+HEADING_NUMBER_RE = re.compile(
+    r"^(?:(?:step|phase|part|issue|scenario)\s+)?\d+(?:\.\d+)*[.:)]?\s+", re.IGNORECASE
+)
 # "Label: value" where the value holds a figure.
 _LABELLED_FIGURE_RE = re.compile(r"^[^:]{1,40}:\s*\S*\d")
 
@@ -36,6 +45,11 @@ class ProseSentence:
     end: int
     # The text of the last heading above the sentence in the chunk ("" when none is).
     heading: str
+    # For a list item: what the list is a list of, as displayed and without its closing ":" (the
+    # lead-in line just above the list, or else `heading`), and the (start, end) of every item of
+    # its list in order, itself included. Empty for other sentences.
+    label: str = ""
+    items: tuple[tuple[int, int], ...] = ()
 
 
 def prose_sentences(text: str) -> list[tuple[int, int]]:
@@ -44,10 +58,13 @@ def prose_sentences(text: str) -> list[tuple[int, int]]:
 
 
 def sectioned_sentences(text: str) -> list[ProseSentence]:
-    """The prose sentences of the text, in order, each with the heading it stands under."""
+    """The prose sentences of the text, in order, each with the heading it stands under (and, for
+    a list item, its label and its list)."""
     found = []
     heading = ""
-    for unit in sentence_units(text):
+    units = sentence_units(text)
+    lists = _lists(text, units)
+    for index, unit in enumerate(units):
         if unit.kind == UnitKind.HEADING:
             heading = display_text(text[unit.start : unit.end])
         if unit.kind not in PROSE_KINDS:
@@ -59,8 +76,43 @@ def sectioned_sentences(text: str) -> list[ProseSentence]:
         fragment = fragment and not _LABELLED_FIGURE_RE.match(shown)
         least = MIN_LIST_ITEM_WORDS if fragment else MIN_SENTENCE_WORDS
         if len(TOKEN_RE.findall(shown)) >= least:
-            found.append(ProseSentence(unit.start, unit.end, heading))
+            lead_in, items = lists.get(index, ("", ()))
+            label = HEADING_NUMBER_RE.sub("", lead_in or heading) if items else ""
+            label = label if says_something(label) else ""
+            found.append(ProseSentence(unit.start, unit.end, heading, label, items))
     return found
+
+
+def _lists(text: str, units: list[Unit]) -> dict[int, tuple[str, tuple[tuple[int, int], ...]]]:
+    """For each list item unit (by index): the lead-in of its list ("" when the unit above the
+    list is not a line ending with ":", or says nothing: "You can:") and the spans of the list's
+    items. A list is a run of
+    list item units; anything else ends it."""
+    found: dict[int, tuple[str, tuple[tuple[int, int], ...]]] = {}
+    index = 0
+    while index < len(units):
+        if units[index].kind != UnitKind.LIST_ITEM:
+            index += 1
+            continue
+        end = index
+        while end < len(units) and units[end].kind == UnitKind.LIST_ITEM:
+            end += 1
+        lead_in = ""
+        if index > 0:
+            above = display_text(text[units[index - 1].start : units[index - 1].end])
+            if above.endswith(":") and units[index - 1].kind != UnitKind.LIST_ITEM and says_something(above):
+                lead_in = above.rstrip(" :")
+        items = tuple((unit.start, unit.end) for unit in units[index:end])
+        for member in range(index, end):
+            found[member] = (lead_in, items)
+        index = end
+    return found
+
+
+def says_something(text: str) -> bool:
+    """Whether a text has a content word: a label of stop words alone ("You can:", "What it's
+    NOT") says nothing a validator could check, and labels nothing."""
+    return bool(Analysis(text).term_set)
 
 
 def normalise(sentence: str) -> str:

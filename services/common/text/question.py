@@ -62,7 +62,10 @@ _CONCEPTUAL_CUE_RE = re.compile(
 
 _NUMBER_Q_RE = re.compile(
     rf"\b(?:{_HOW_MUCH}|what (?:percentage|percent|number|amount)|"
-    r"(?:what|which) (?:years?|dates?|decades?|century|centuries)|when)\b",
+    r"(?:what|which) (?:years?|dates?|decades?|century|centuries))\b"
+    # "When did ...?" asks for a time; "what should I check when my robot falls" and "when should I
+    # use X" (a condition) do not.
+    r"|(?:^(?:(?:and|so|but|then)[,\s]+)?|[,;]\s*)when\b(?!\s+(?:should|would|could|can|must|do|to)\b)",
     re.IGNORECASE,
 )
 _NAME_Q_RE = re.compile(
@@ -70,9 +73,41 @@ _NAME_Q_RE = re.compile(
 )
 
 
+# Cues whose answer is a quantity whatever the rest says ("when" may ask for a condition).
+_QUANTITY_Q_RE = re.compile(
+    rf"\b(?:{_HOW_MUCH}|what (?:percentage|percent|number|amount)|"
+    r"(?:what|which) (?:years?|dates?|decades?|century|centuries))\b",
+    re.IGNORECASE,
+)
+
+
+def wants_quantity(query: str) -> bool:
+    """A question that is answered by a quantity and nothing else ("How many joints does Atlas
+    have?"): a number cue ("how many", "what year"; not "when") in a question that asks no second
+    question ("What is Zed written in, and how fast does it start?" is not one)."""
+    text = " ".join(query.split())
+    return bool(_QUANTITY_Q_RE.search(text)) and not _FOLLOWING_QUESTION_RE.search(text)
+
+
 def wants_number(query: str) -> bool:
     """A question answered by a number, a date or a period ("how many", "when", "what year")."""
     return bool(_NUMBER_Q_RE.search(query))
+
+
+_LIST_Q_RE = re.compile(
+    r"^(?:(?:and|so|ok|okay)[,\s]+)?(?:what|which)\s+(?:are|were)\b"
+    r"|^(?:(?:and|so|ok|okay)[,\s]+)?which\s+(?:[\w-]+\s+){0,3}[\w-]+s\s+"
+    r"(?:do|does|did|should|can|could|are|were|will|must|make)\b"
+    r"|\b(?:list|name)\s+(?:the|all|some)\b|\bwhat\s+(?:kinds?|types?|sorts?)\s+of\b"
+    r"|\bthe\s+(?:two|three|four|five|six|seven|eight|nine|ten)\s+(?:[\w-]+\s+)?[\w-]+s\b",
+    re.IGNORECASE,
+)
+
+
+def wants_list(query: str) -> bool:
+    """A question answered by several things ("What are the three categories ...", "Which
+    callbacks does ...", "List the ..."): a list answers it better than any one of its items."""
+    return bool(_LIST_Q_RE.search(" ".join(query.split())))
 
 
 def wants_name(query: str) -> bool:
@@ -175,8 +210,10 @@ class Question:
     type: QueryType
     form: QuestionForm
     wants_number: bool
+    wants_quantity: bool
     wants_name: bool
     other_words: bool
+    wants_list: bool
     # Its content words, stemmed: what an answer must be about.
     focus: frozenset[str]
 
@@ -188,7 +225,9 @@ def understand(query: str, selected_text: str = "") -> Question:
         type=classify_query(query, selected_text),
         form=question_form(query),
         wants_number=wants_number(query),
+        wants_quantity=wants_quantity(query),
         wants_name=wants_name(query),
         other_words=asks_for_other_words(query),
+        wants_list=wants_list(query),
         focus=Analysis(query).term_set,
     )

@@ -10,16 +10,21 @@ import numpy as np
 import pytest
 
 from services.agent.extractive import (
+    NEARBY,
+    NOT_COVERED,
     Weights,
     choose_sentences,
     compose_answer,
+    is_decline,
     names_nowhere,
     near_duplicate,
+    not_covered,
     sentences_of,
     shown_sentence,
 )
 from services.agent.passages import Passage
 from services.common.text.question import AnswerForm, question_form
+from services.validation.grounding import ContextChunk, OfflineChecker
 
 
 def refuse(texts: list[str]) -> np.ndarray:
@@ -52,7 +57,7 @@ def test_answers_show_markdown_rendered_and_each_quoted_item_ends_like_a_sentenc
         "**Service**: A [request/response](./services.md) call between two nodes": 0.7,
     }
     assert answer("What is a topic and a service between nodes?", [text], similarity) == (
-        "Topic: A named bus over which nodes exchange messages. [1] "
+        "Terms [1]:\nTopic: A named bus over which nodes exchange messages. [1] "
         "Service: A request/response call between two nodes. [1]"
     )
 
@@ -115,7 +120,9 @@ def test_list_items_under_a_heading_that_matches_the_question_are_preferred():
     other = "Physical AI is a broad field of study with a long and varied history."
     similarity = {other: 0.62, "**Embodiment**: Physical form and interaction with the world": 0.55}
     text = answer("What are the key characteristics of Physical AI?", [other, items], similarity)
-    assert text.startswith("Embodiment: Physical form and interaction with the world. [2]")
+    assert text.startswith(
+        "Key Characteristics of Physical AI [2]:\nEmbodiment: Physical form and interaction with the world. [2]"
+    )
 
 
 def test_a_labelled_figure_under_the_heading_the_question_names_answers_it():
@@ -130,7 +137,9 @@ def test_a_labelled_figure_under_the_heading_the_question_names_answers_it():
         "**Significance**: Pioneered many humanoid robotics concepts": 0.25,
     }
     text = answer("During which years was Honda ASIMO developed?", [platforms, other], similarity)
-    assert text.startswith("Era: 2000-2018. [1]")
+    # The figure first, under its label without the heading's numbering (not the whole list: a
+    # number is one fact).
+    assert text.startswith("Honda ASIMO [1]:\nEra: 2000-2018. [1]")
 
 
 @pytest.mark.parametrize(
@@ -239,3 +248,81 @@ def test_a_name_in_the_passage_heading_counts_as_mentioned():
 def test_misspelt_accented_or_abbreviated_names_are_not_taken_for_missing_ones(question):
     text = "Genghis Khan had several daughters. Céloron led an expedition after World War II."
     assert names_nowhere(question, [Passage(1, "History", url="https://example.org/1", text=text)]) == []
+
+
+PATTERNS = (
+    "## Communication Patterns\nROS 2 supports multiple communication patterns:\n\n"
+    "#### Publisher-Subscriber (Topics)\n- Asynchronous, many-to-many communication\n"
+    "- Used for streaming data like sensor readings\n\n"
+    "#### Action Server-Client\n- Asynchronous with feedback and goal management\n- Used for long-running tasks\n"
+)
+PATTERN_SCORES = {
+    "Used for streaming data like sensor readings": 0.7,
+    "Asynchronous, many-to-many communication": 0.4,
+    "Used for long-running tasks": 0.6,
+}
+
+
+async def test_a_quoted_list_item_carries_its_label_and_the_validator_finds_it_supported():
+    text = answer("What are topics used for?", [PATTERNS], PATTERN_SCORES)
+    assert text == (
+        "Publisher-Subscriber (Topics) [1]:\n"
+        "Asynchronous, many-to-many communication. [1] Used for streaming data like sensor readings. [1]"
+    )
+    verdict = await OfflineChecker().check("", text, [ContextChunk("1", PATTERNS)], [], None)
+    assert verdict.is_grounded and verdict.citations_valid == verdict.citations_found == 3
+
+
+def test_a_list_is_quoted_whole_under_its_lead_in():
+    text = (
+        "## Sensors\nRobotic sensors can be broadly categorized into:\n\n"
+        "1. **Proprioceptive Sensors**: Measure the robot's internal state\n"
+        "2. **Exteroceptive Sensors**: Measure the external environment\n"
+        "3. **Interoceptive Sensors**: Measure internal systems and conditions\n"
+    )
+    other = "Sensors are the eyes, ears, and sensory organs of robotic systems."
+    similarity = {other: 0.5, "**Proprioceptive Sensors**: Measure the robot's internal state": 0.55}
+    assert answer("What are the three categories of robotic sensors?", [other, text], similarity) == (
+        "Robotic sensors can be broadly categorized into [2]:\n"
+        "Proprioceptive Sensors: Measure the robot's internal state. [2] "
+        "Exteroceptive Sensors: Measure the external environment. [2] "
+        "Interoceptive Sensors: Measure internal systems and conditions. [2]"
+    )
+
+
+def test_a_passage_that_never_names_what_the_question_asks_about_does_not_answer_it():
+    # The issue's example: "Used for ..." matches "used for", but the passage is about ROS 2 topics.
+    assert answer("What is Gazebo used for?", [PATTERNS], PATTERN_SCORES) == ""
+    gazebo = "Gazebo is used for simulating robots in realistic physical worlds."
+    assert answer("What is Gazebo used for?", [PATTERNS, gazebo], {**PATTERN_SCORES, gazebo: 0.5}) == (
+        f"{gazebo} [2]"
+    )
+
+
+def test_a_question_asking_how_many_is_not_answered_by_a_sentence_without_a_number():
+    platforms = "Atlas has many degrees of freedom. Atlas demonstrates advanced dynamic control."
+    similarity = {"Atlas has many degrees of freedom.": 0.6}
+    assert answer("How many degrees of freedom does Atlas have?", [platforms], similarity) == ""
+    counted = f"{platforms} Atlas has 28 hydraulic joints."
+    similarity = {"Atlas has 28 hydraulic joints.": 0.5}
+    assert answer("How many degrees of freedom does Atlas have?", [counted], similarity).startswith(
+        "Atlas has 28 hydraulic joints. [1]"
+    )
+
+
+def test_a_sentence_about_the_text_is_never_the_answer():
+    intro = "This guide provides solutions to common issues when running Gazebo simulations."
+    assert answer("What can I do when my Gazebo simulation runs slowly?", [intro], {intro: 0.9}) == ""
+
+
+def test_a_decline_names_the_places_nearby_without_what_would_cut_its_sentence():
+    passages = [
+        Passage(1, "Launch Files and Parameters > Introduction > Why Use Launch Files?", "Text one."),
+        Passage(2, "Sensors > Step 4.1: Calibrate the IMU. Then test", "Text two."),
+        Passage(3, "Launch Files and Parameters > Introduction > Why Use Launch Files?", "Text three."),
+    ]
+    assert not_covered(passages) == (
+        f"{NOT_COVERED} {NEARBY} Launch Files & Parameters > Why Use Launch Files [1], "
+        "Sensors > Calibrate the IMU Then test [2]."
+    )
+    assert is_decline(not_covered(passages)) and not_covered([]) == NOT_COVERED

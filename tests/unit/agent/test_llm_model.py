@@ -474,40 +474,43 @@ def scored(passages: list[tuple[int, str]], similarity: dict[str, float]) -> lis
     ]
 
 
-def test_an_answer_turn_shows_each_passage_cut_to_its_best_scored_sentences():
+def test_an_answer_turn_shows_each_passage_as_its_place_and_its_best_section():
     passages = [
-        (1, "ROS 2 nodes are processes. They talk over topics. The weather was fine."),
+        (1, "## Nodes\nROS 2 nodes are processes. They talk over topics.\n## Weather\nThe weather was fine."),
         (2, "Gazebo simulates physics. It renders scenes too."),
         (3, "Nothing here scores at all for this question."),
     ]
     similarity = {
         "ROS 2 nodes are processes.": 0.9,
-        "They talk over topics.": 0.7,
         "The weather was fine.": 0.1,
         "Gazebo simulates physics.": 0.5,
-        "It renders scenes too.": 0.2,
     }
-    assert focused(scored(passages, similarity), keep=3) == [
-        (1, "ROS 2 nodes are processes. They talk over topics."),
-        (2, "Gazebo simulates physics."),
+    # The best sentence's section, contiguous (its unscored neighbour too, the other section not),
+    # under the passage's place and the heading it stands under in the chunk.
+    assert focused(scored(passages, similarity)) == [
+        (1, "(Book > Nodes) ROS 2 nodes are processes. They talk over topics."),
+        (2, "(Book) Gazebo simulates physics. It renders scenes too."),
     ]
-    assert focused(scored(passages, {}), keep=3) == passages, "unscored passages are shown whole"
+    assert focused(scored(passages, similarity), budget=80) == [
+        (1, "(Book > Nodes) ROS 2 nodes are processes. They talk over topics."),
+    ], "the passages scoring best come first within the budget"
+    assert focused(scored(passages, {})) == passages, "unscored passages are shown whole"
 
 
-def test_list_items_shown_to_the_model_end_as_sentences():
-    passages = [
+def test_a_list_is_shown_to_the_model_under_what_it_is_a_list_of():
+    text = (
+        "#### Publisher-Subscriber (Topics)\n- Asynchronous, many-to-many communication\n"
+        "- Used for streaming data like sensor readings\n\nTopics carry many kinds of data:\n"
+        "- Sensor readings from cameras and lidars\n- Commands sent to the motors\n"
+    )
+    similarity = {"Used for streaming data like sensor readings": 0.8}
+    assert focused(scored([(4, text)], similarity)) == [
         (
             4,
-            "- Understand the reasons for Physical AI\n- Recognize the advantages of bodies\n\nIt is a shift.",
+            "(Book > Publisher-Subscriber (Topics)) Asynchronous, many-to-many communication. "
+            "Used for streaming data like sensor readings. Topics carry many kinds of data: "
+            "Sensor readings from cameras and lidars. Commands sent to the motors.",
         )
-    ]
-    similarity = {
-        "Understand the reasons for Physical AI": 0.8,
-        "Recognize the advantages of bodies": 0.7,
-        "It is a shift.": 0.6,
-    }
-    assert focused(scored(passages, similarity), keep=3) == [
-        (4, "Understand the reasons for Physical AI. Recognize the advantages of bodies. It is a shift.")
     ]
 
 
@@ -517,4 +520,4 @@ def test_the_model_is_shown_markdown_rendered_and_no_sentence_about_the_text():
         "This tutorial covers action servers in ROS 2.": 0.9,
         "**Goal**: what the `action` should do.": 0.7,
     }
-    assert focused(scored([(1, text)], similarity), keep=2) == [(1, "Goal: what the action should do.")]
+    assert focused(scored([(1, text)], similarity)) == [(1, "(Book) Goal: what the action should do.")]

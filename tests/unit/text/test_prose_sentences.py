@@ -45,3 +45,26 @@ def test_each_sentence_knows_the_heading_it_stands_under_in_the_chunk():
         ("Understand the reasons for Physical AI", "Learning Objectives"),
         ("It is a shift.", "Case"),
     ]
+
+
+def test_a_list_item_knows_its_label_and_its_list():
+    text = (
+        "## Patterns\n#### 2. Publisher-Subscriber (Topics)\n- Asynchronous, many-to-many communication\n"
+        "- Used for streaming data like sensor readings\n\nSensors fall into categories:\n"
+        "- Proprioceptive sensors measure the internal state\n- Short one\n\nYou can:\n"
+        "- Use Claude Code productively without any hooks\n\n### What it's NOT\n"
+        "- A brainstorm document that is far too vague\n\nA paragraph stands here on its own."
+    )
+    found = [(normalise(text[s.start : s.end]), s.label, len(s.items)) for s in sectioned_sentences(text)]
+    assert found == [
+        # the heading, without its numbering
+        ("Asynchronous, many-to-many communication", "Publisher-Subscriber (Topics)", 2),
+        ("Used for streaming data like sensor readings", "Publisher-Subscriber (Topics)", 2),
+        # the lead-in line; the fragment "Short one" is no sentence, but an item of the list
+        ("Proprioceptive sensors measure the internal state", "Sensors fall into categories", 2),
+        # a lead-in that says nothing on its own gives way to the heading
+        ("Use Claude Code productively without any hooks", "Publisher-Subscriber (Topics)", 1),
+        # a heading of stop words alone labels nothing
+        ("A brainstorm document that is far too vague", "", 1),
+        ("A paragraph stands here on its own.", "", 0),
+    ]

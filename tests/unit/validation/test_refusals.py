@@ -20,6 +20,7 @@ CONTEXT = [ContextChunk("c1", "The lighthouse was built in 1902 and automated in
         "The sources don't say who designed it.",
         "There is no information about its designer.",
         "I could not find that in the documentation.",
+        "Nearby, the book covers: Lighthouse > History [1], Lighthouse > Keepers [2].",
     ],
 )
 def test_refusals_are_recognised(sentence):
@@ -55,3 +56,17 @@ async def test_a_refusal_beside_a_claim_leaves_the_claim_to_be_judged(checker):
     assert not result.is_refusal
     assert not result.is_grounded
     assert [s.text for s in result.unsupported_spans] == ["It was automated in 1960."]
+
+
+async def test_a_decline_naming_the_sections_nearby_is_a_refusal_with_valid_citations(checker):
+    context = [*CONTEXT, ContextChunk("c2", "## Keepers\nThe keepers lived on the island until 1950.")]
+    answer = (
+        "The book does not cover this question: none of the retrieved passages answer it. "
+        "Nearby, the book covers: Lighthouse > History [1], Lighthouse > Keepers [2]."
+    )
+    result = await checker.check("Who designed it?", answer, context, [], None)
+    assert (result.is_refusal, result.is_grounded) == (True, True)
+    assert (result.citations_found, result.citations_valid) == (2, 2)
+    pointing_nowhere = answer.replace("[2]", "[3]")
+    result = await checker.check("Who designed it?", pointing_nowhere, context, [], None)
+    assert not result.is_grounded and result.citations_valid == 1
