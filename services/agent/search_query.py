@@ -33,11 +33,14 @@ _BACK_REFERENCE_RE = re.compile(
 
 
 def search_query(question: str, *, selected_text: str = "", history: Sequence[Turn] = ()) -> str:
-    """The text to search for: earlier questions a follow-up depends on, the question, the selection."""
+    """The text to search for: earlier questions a follow-up depends on, the question, the selection.
+
+    With a selection, "this" is the selected text: the question leans on it, not on the questions
+    before it (which would steer the search, and the answer, back to their subject)."""
     question = " ".join(question.split())
-    parts = [*_antecedents(question, history), question]
-    query = " ".join(parts)
     selection = " ".join(selected_text.split())
+    parts = [*([] if selection else _antecedents(question, history)), question]
+    query = " ".join(parts)
     if selection:
         room = MAX_QUERY_CHARS - len(query) - 1
         excerpt = _cut(selection, min(room, _MAX_SELECTION_CHARS))

@@ -143,11 +143,15 @@ async def test_asking_about_a_selected_passage_sends_it_with_the_page(reading):
 
 
 async def test_a_question_the_docs_do_not_cover_looks_declined(reading):
-    report, _, _, _ = reading
+    report, config, _, _ = reading
     declined = report["declined"]
     assert "g-not-covered" in declined["classes"] and "g-grounded" not in declined["classes"]
     assert declined["state"] == "Not covered by these docs"
-    assert declined["citations"] == [] and declined["sources"] == []
+    assert declined["answer"].startswith("The book does not cover this question")
+    # It may name the sections of the docs nearby (issue 27): each citation links to one of them.
+    site = config["firstPage"].rsplit("/docs/", 1)[0]
+    assert all(c["href"].startswith(site) and "#" in c["href"] for c in declined["citations"])
+    assert len(declined["sources"]) == len({c["text"] for c in declined["citations"]})
     session = await stored_session(reading)
     assert session.turns[3].query == OFF_TOPIC and session.turns[3].not_covered
 

@@ -55,3 +55,11 @@ def test_the_query_stays_within_the_search_limit_and_keeps_the_question_whole():
     assert len(query) <= MAX_QUERY_CHARS
     assert query.startswith(" ".join(question.split()))
     assert "selected" in query and not query.endswith(" ")
+
+
+def test_with_a_selection_this_is_the_selection_not_the_question_before():
+    history = [turn("How does Glossator check that an answer is grounded?")]
+    selection = "A claim that mentions the year 1846 is not supported by a chunk that never mentions 1846"
+    assert search_query("What does this passage mean?", selected_text=selection, history=history) == (
+        f"What does this passage mean? {selection}"
+    )
