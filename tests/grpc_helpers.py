@@ -1,4 +1,4 @@
-"""Helpers for asserting on gRPC errors in tests."""
+"""Helpers for asserting on gRPC calls and their errors in tests."""
 
 from __future__ import annotations
 
@@ -28,3 +28,13 @@ def trailer(error_or_metadata, key: str) -> str | None:
         if k == key:
             return v
     return None
+
+
+async def completed_response(call):
+    """The final Response of an AskStream call, read to its end (it must complete)."""
+    completed = None
+    async for event in call:
+        if event.HasField("completed"):
+            completed = event.completed.response
+    assert completed is not None
+    return completed

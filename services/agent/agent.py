@@ -32,7 +32,7 @@ from agents.models.interface import Model
 from agents.result import RunResultStreaming
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
 
-from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc
+from glossator.v1 import retrieval_pb2_grpc
 from services.agent.citations import CitationStream, cap_answer, marker_indexes
 from services.agent.config import AgentSettings
 from services.agent.events import AgentEvent, AnswerDelta, AnswerFinished, Citation, ToolCall
@@ -42,7 +42,7 @@ from services.agent.models.llm import Endpoint
 from services.agent.prompt import INSTRUCTIONS, build_input
 from services.agent.search_query import search_query
 from services.agent.sessions.model import Turn
-from services.agent.tools import AskContext, retrieval_tool, retrieval_tool_with_section
+from services.agent.tools import AskContext, Prefetched, retrieval_tool, retrieval_tool_with_section
 from services.common.contract_limits import DEFAULT_TOP_K
 from services.common.errors import DeadlineExceeded, GlossatorError, Reason, Unavailable
 from services.common.logging import get_logger
@@ -67,8 +67,8 @@ class AnswerRequest:
     user_context: Mapping[str, str] = field(default_factory=dict)
     # Earlier turns of the session, oldest first (already cut to the turns the model should see).
     history: Sequence[Turn] = ()
-    # Search's response for the question searched alone (a cacheable question's cache key).
-    prefetched: retrieval_pb2.SearchResponse | None = None
+    # A search already made for the question (a cacheable question's cache key).
+    prefetched: Prefetched | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,13 +148,14 @@ async def run_answer(
     garbage, a model that loops). An empty answer is left for the caller's checks to replace.
     """
     pending: list[AgentEvent] = []
-    resolved = search_query(request.question, selected_text=request.selected_text, history=request.history)
     context = AskContext(
         retrieval=answerer.retrieval,
         deadline=deadline,
         collection=request.collection,
-        search_query=resolved,
-        prefetched=request.prefetched if resolved == search_query(request.question) else None,
+        search_query=search_query(
+            request.question, selected_text=request.selected_text, history=request.history
+        ),
+        prefetched=request.prefetched,
         top_k=request.top_k,
         min_relevance=request.min_relevance,
         call_timeout_s=answerer.retrieval_timeout_s,

@@ -25,6 +25,7 @@ from services.agent.config import AgentSettings
 from services.agent.events import AgentEvent, AnswerDelta, AnswerFinished, Citation, ToolStep
 from services.agent.search_query import search_query
 from services.agent.sessions import SessionStore, Source, ToolCallRecord, Turn
+from services.agent.tools import Prefetched
 from services.common.contract_limits import DEFAULT_TOP_K
 from services.common.errors import FailedPrecondition
 from services.common.logging import get_logger
@@ -238,11 +239,9 @@ class Conversation:
     def _cache_usable(self, question: Question) -> bool:
         return question.cacheable and self._cache.enabled
 
-    async def _cache_key(
-        self, question: Question, deadline: float
-    ) -> tuple[str | None, retrieval_pb2.SearchResponse | None]:
-        """The cache key, from what retrieval returns now for the question, and that response
-        (which the run's first search then uses instead of searching again); None if it fails."""
+    async def _cache_key(self, question: Question, deadline: float) -> tuple[str | None, Prefetched | None]:
+        """The cache key, from what retrieval returns now for the question, and that search (which
+        the run's first search then uses instead of searching again); None if it fails."""
         request = retrieval_pb2.SearchRequest(
             collection=question.collection, query=search_query(question.query), top_k=question.top_k
         )
@@ -262,7 +261,7 @@ class Conversation:
             self._answerer.model_name,
             list(reply.results),
         )
-        return key, reply
+        return key, (request, reply)
 
     async def _replay(
         self,

@@ -38,6 +38,10 @@ MIN_CALL_SECONDS = 0.05
 MAX_RECORDED_OUTPUT_CHARS = 2000
 
 
+# A Search request and the response it got.
+Prefetched = tuple[retrieval_pb2.SearchRequest, retrieval_pb2.SearchResponse]
+
+
 def _discard(_event: AgentEvent) -> None:
     return None
 
@@ -61,9 +65,9 @@ class AskContext:
     min_relevance: float | None = None
     call_timeout_s: float = 10.0
     emit: Callable[[AgentEvent], None] = _discard
-    # What Search already answered for search_query (the response cache's key is made of it):
-    # the run's first search for that query uses it instead of searching again.
-    prefetched: retrieval_pb2.SearchResponse | None = None
+    # A search already made (the response cache's key is made of it): the run's first search
+    # asking exactly the same uses its response instead of searching again.
+    prefetched: Prefetched | None = None
     sources: list[Source] = field(default_factory=list)
     # Every retrieved chunk whole, by source number, with Search's sentence scores: what the
     # answerers read and an answer is validated against (sources keep an excerpt).
@@ -92,10 +96,9 @@ class AskContext:
         return self._number_of[chunk.chunk_id]
 
     def take_prefetched(self, request: retrieval_pb2.SearchRequest) -> retrieval_pb2.SearchResponse | None:
-        """The prefetched response when `request` asks exactly what it answered (once per run)."""
+        """The prefetched response when `request` is the request it answered (once per run)."""
         found, self.prefetched = self.prefetched, None
-        unfiltered = not request.filters
-        return found if found is not None and unfiltered and request.query == self.search_query else None
+        return found[1] if found is not None and found[0] == request else None
 
     def record(self, context: ToolContext[AskContext], started: float, output: str, error: str = "") -> None:
         """Keeps the step and tells the client about a failure."""

@@ -18,6 +18,7 @@ from services.common.auth import AuthSettings
 from services.common.clients import ChannelSecurity, make_channel
 from tests.conftest import running_suite, suite_settings
 from tests.credentials import AUDIENCE, ISSUER, TokenIssuer
+from tests.grpc_helpers import completed_response
 from tests.integration.test_auth import PAGES, QUESTION, _docs, _ingest, bearer
 from tests.unit.agent.session_helpers import require_redis
 
@@ -50,12 +51,7 @@ async def answered(suite, metadata, **fields) -> agent_pb2.Response:
         call = agent_pb2_grpc.AgentServiceStub(channel).AskStream(
             agent_pb2.AskRequest(query=QUESTION, **fields), metadata=metadata, timeout=30
         )
-        completed = None
-        async for event in call:
-            if event.HasField("completed"):
-                completed = event.completed.response
-    assert completed is not None
-    return completed
+        return await completed_response(call)
 
 
 async def test_one_reader_with_many_connections_never_takes_every_call_of_the_agent(tmp_path):

@@ -13,6 +13,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from bench.zero_window import ZeroWindowClient
 from glossator.v1 import agent_pb2
 from tests.conftest import running_suite, suite_settings
+from tests.grpc_helpers import completed_response
 from tests.integration.test_auth import PAGES, QUESTION, _docs, _ingest
 
 ASK_STREAM = "/glossator.v1.AgentService/AskStream"
@@ -29,13 +30,7 @@ async def suite(tmp_path_factory):
 
 
 async def _answered(suite) -> agent_pb2.Response:
-    call = suite.agent.AskStream(agent_pb2.AskRequest(query=QUESTION), timeout=30)
-    completed = None
-    async for event in call:
-        if event.HasField("completed"):
-            completed = event.completed.response
-    assert completed is not None
-    return completed
+    return await completed_response(suite.agent.AskStream(agent_pb2.AskRequest(query=QUESTION), timeout=30))
 
 
 async def test_readers_that_never_read_do_not_hold_answer_slots(suite):
