@@ -108,9 +108,18 @@ def test_every_text_routine_stays_within_its_cpu_budget_on_pathological_input(ro
     run = ROUTINES[routine]
     slow = {}
     for name, value in _inputs().items():
-        started = time.process_time()
-        run(value)
-        spent = time.process_time() - started
+        spent = _cpu_seconds(run, value)
+        # Over budget once may be the shared machine (a busy neighbour slows even CPU time, by up
+        # to 3x here): the least of three runs is the routine's own cost. A quadratic routine is
+        # over it every time (seconds, not a fraction).
+        if spent > CPU_BUDGET_SECONDS:
+            spent = min(spent, _cpu_seconds(run, value), _cpu_seconds(run, value))
         if spent > CPU_BUDGET_SECONDS:
             slow[name] = round(spent, 2)
     assert not slow, f"{routine} over {CPU_BUDGET_SECONDS} s of CPU on: {slow}"
+
+
+def _cpu_seconds(run, value: str) -> float:
+    started = time.process_time()
+    run(value)
+    return time.process_time() - started
