@@ -7,15 +7,17 @@ reader must never get any of that as a checked answer. In order:
    at all: a refusal ("the book does not cover this") is grounded only when they do not, and an
    answer (even one quoting them) only when they do;
 3. an answer to deliver whose supported sentences carry no marker gets one after each, naming the
-   source the validator found supporting it, and the marked answer is validated again;
-   an answer the validator finds grounded but not an answer (it never addresses what the
+   source the validator found supporting it; a marker naming a source that does not support its
+   sentence is re-pointed to one that does (else the answer is not grounded: the reader follows
+   the marker); the marked answer is validated again; an answer the validator finds grounded but not an answer (it never addresses what the
    question asks about: ValidateResponse.answers_question) counts as not grounded below;
 4. an answer not grounded is, under `enforce`, replaced by the extractive answer (labelled
    offline-extractive, or its decline when the passages do not answer) when that one is
    grounded, else by a statement that the book does not support an answer (delivered with the
    verdict of the answer it replaces); under `annotate` it is delivered with its verdict, flagged
    not grounded.
-So an answer is validated once or twice: once more when markers were added, or for its stand-in.
+So an answer is validated once, twice (once more when markers were added or re-pointed, or for
+its stand-in), or three times (re-pointed markers that did not ground it, then its stand-in).
 An empty answer (the model wrote only withheld text) is replaced the same way under any policy.
 A replacement is never silent: its reason (empty, not_grounded, off_topic, wrong_refusal,
 not_an_answer) leads the note it is delivered with, the log line `answer_replaced` and the counter
@@ -35,7 +37,7 @@ from typing import Literal
 import grpc
 
 from glossator.v1 import common_pb2, validation_pb2, validation_pb2_grpc
-from services.agent.citations import marker_indexes
+from services.agent.citations import MARKER_RE, marker_indexes
 from services.agent.events import AnswerFinished
 from services.agent.extractive import is_decline
 from services.agent.models import OFFLINE_MODEL_NAME
@@ -54,6 +56,7 @@ NOT_SUPPORTED_ANSWER = (
 WRONG_REFUSAL_NOTE = "the answer declines, but the retrieved passages answer the question"
 OFF_TOPIC_NOTE = "none of the retrieved passages answers the question, so neither can the answer"
 NOT_AN_ANSWER_REASON = "grounded, but it does not address what the question asks about"
+REPOINTED_NOTE = "citation markers were re-pointed to the sources that support their sentences"
 
 Policy = Literal["annotate", "enforce", "off"]
 # A validation call's timeout: the time left until the deadline, at most the validation timeout.
@@ -131,8 +134,9 @@ class AnswerChecker:
                 validated = Validated(status="unavailable", verdict=None, validation_ms=_ms(started))
                 return self._checked(finished, answer, validated, finished.model, streamed_citations)
             verdict = await _judged_against_the_passages(verdict, finished)
+            if stands(verdict) or self._policy == "annotate" or only_citations_wrong(verdict):
+                answer, verdict = await self._cited(query, answer, verdict, finished)
             if stands(verdict) or self._policy == "annotate":
-                answer, verdict = await self._with_markers(query, answer, verdict, finished)
                 validated = Validated(status="validated", verdict=verdict, validation_ms=_ms(started))
                 return self._checked(finished, answer, validated, finished.model, streamed_citations)
         replacement, replaced_verdict = await self._replacement(query, finished)
@@ -148,17 +152,19 @@ class AnswerChecker:
         validated = Validated(status="replaced", verdict=delivered, validation_ms=_ms(started))
         return self._checked(finished, replacement, validated, OFFLINE_MODEL_NAME, streamed_citations)
 
-    async def _with_markers(
+    async def _cited(
         self, query: str, answer: str, verdict: validation_pb2.ValidateResponse, finished: AnswerFinished
     ) -> tuple[str, validation_pb2.ValidateResponse]:
-        """The answer with markers added to supported claims that carry none, and its verdict,
-        judged as the unmarked one was (the judge's answer is computed once per run)."""
-        marked = add_markers(answer, verdict)
+        """The answer with its supported claims cited (cite_supported), and its verdict, judged as
+        the first one was (the judge's answer is computed once per run)."""
+        marked = cite_supported(answer, verdict)
         if marked == answer:
             return answer, verdict
         remarked = await self._validate(query, marked, finished)
         if remarked is None:
             return answer, verdict
+        if only_citations_wrong(verdict):
+            remarked.notes.append(REPOINTED_NOTE)
         return marked, await _judged_against_the_passages(remarked, finished)
 
     async def _replacement(
@@ -209,16 +215,51 @@ def stands(verdict: validation_pb2.ValidateResponse) -> bool:
     return verdict.is_grounded and (verdict.answers_question or verdict.is_refusal)
 
 
-def add_markers(answer: str, verdict: validation_pb2.ValidateResponse) -> str:
-    """The answer with `[n]` after each supported claim that cites nothing, n its best chunk."""
-    inserts = [
-        (claim.end, f" [{claim.best_chunk_index + 1}]")
-        for claim in verdict.claims
-        if claim.supported and not claim.citations and claim.best_chunk_index >= 0
-    ]
-    for at, marker in sorted(inserts, reverse=True):
-        answer = answer[:at] + marker + answer[at:]
+def cite_supported(answer: str, verdict: validation_pb2.ValidateResponse) -> str:
+    """The answer with every supported claim cited by a chunk that supports it.
+
+    A supported claim citing nothing gets `[n]` after it, n its best chunk. A supported claim
+    whose markers name a chunk that does not support it has them re-pointed: the markers that do
+    support it are kept, the others dropped, and when none is left its best chunk is cited. Small
+    models write the marker before the sentence it cites ("[1] ROS 2 uses DDS. [2] Nodes ..."), so
+    every marker lands on the sentence before. An unsupported claim keeps its markers as written:
+    a marker cannot make it true, and a wrong one keeps the answer ungrounded."""
+    markers = [(m.start(2) - 1, m.end()) for m in MARKER_RE.finditer(answer)]
+    edits: list[tuple[int, int, str]] = []
+    for claim in verdict.claims:
+        if not claim.supported or claim.best_chunk_index < 0:
+            continue
+        supporting = {claim.best_chunk_index, *claim.supporting_chunk_indexes}
+        cited = list(dict.fromkeys(claim.citations))
+        kept = [n for n in cited if n - 1 in supporting]
+        if cited and kept == cited:
+            continue
+        own = [(start, end) for start, end in markers if claim.start <= start < claim.end]
+        edits += [_unmarked(answer, start, end) for start, end in own]
+        numbers = kept or [claim.best_chunk_index + 1]
+        edits.append((claim.end, claim.end, f" [{', '.join(str(n) for n in numbers)}]"))
+    for start, end, text in sorted(edits, reverse=True):
+        answer = answer[:start] + text + answer[end:]
     return answer
+
+
+def _unmarked(answer: str, start: int, end: int) -> tuple[int, int, str]:
+    """The edit removing the marker at [start, end) with the spaces before it, or after it when it
+    opens a line ("[1] ROS 2 uses DDS.")."""
+    line_start = answer.rfind("\n", 0, start) + 1
+    if not answer[line_start:start].strip(" \t"):
+        return line_start, end + len(answer[end:]) - len(answer[end:].lstrip(" \t")), ""
+    return len(answer[:start].rstrip(" \t")), end, ""
+
+
+def only_citations_wrong(verdict: validation_pb2.ValidateResponse) -> bool:
+    """Supported enough, and not grounded only because a marker names a chunk that does not
+    support its claim: re-pointing the markers (cite_supported) may ground it."""
+    return (
+        not verdict.is_grounded
+        and verdict.grounding_score >= verdict.threshold
+        and verdict.citations_valid < verdict.citations_found
+    )
 
 
 async def _judged_against_the_passages(

@@ -60,6 +60,7 @@ class ClaimVerdict:
     best_chunk_id: str
     reason: str
     citations: list[int] = field(default_factory=list)
+    supporting_chunks: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -225,6 +226,7 @@ def _verdict(assessment: ClaimAssessment, context: list[ContextChunk]) -> ClaimV
         best_chunk_id=context[best].chunk_id if 0 <= best < len(context) else "",
         reason=assessment.reason,
         citations=claim.citations,
+        supporting_chunks=sorted(assessment.supporting_chunks) if assessment.supported else [],
     )
 
 

@@ -98,6 +98,7 @@ def to_proto(result: GroundingResult, validation_ms: float) -> validation_pb2.Va
                 best_chunk_id=claim.best_chunk_id,
                 reason=claim.reason,
                 citations=claim.citations,
+                supporting_chunk_indexes=claim.supporting_chunks,
             )
             for claim in result.claims
         ],

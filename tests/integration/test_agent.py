@@ -291,6 +291,25 @@ async def test_an_answer_without_markers_gets_them_from_the_supporting_chunks(bo
     assert response.sources[0].document_id == "intro.md"
 
 
+async def test_a_marker_citing_a_source_that_does_not_support_its_sentence_is_re_pointed(book, tmp_path):
+    """A small model writes "[n]" before its sentence, naming a source that does not support it:
+    the answer is delivered with the marker on a source that does, grounded, not replaced."""
+    sentence = "The validation service checks, claim by claim, that an answer is grounded."
+    query = "What are Glossator's services and what does each do?"
+    events = await _ask_scripted(book, tmp_path / "plain", sentence, query)
+    supporting = {
+        i + 1 for c in events[-1].completed.response.validation.claims for i in c.supporting_chunk_indexes
+    }
+    retrieved = next(e.retrieval.chunks for e in events if e.HasField("retrieval"))
+    wrong = next(n for n in range(1, len(retrieved) + 1) if n not in supporting)
+    events = await _ask_scripted(book, tmp_path / "wrong", f"[{wrong}] {sentence}", query)
+    response = events[-1].completed.response
+    assert response.grounding.status == agent_pb2.VALIDATION_STATUS_VALIDATED
+    assert response.grounding.is_grounded and response.model != "offline-extractive"
+    assert response.answer == f"{sentence} [{min(supporting)}]"
+    assert any("re-pointed" in note for note in response.validation.notes)
+
+
 async def test_a_refusal_is_not_grounded_when_the_passages_answer(book, tmp_path):
     refusal = "The book does not cover this question."
     annotated = await _ask_scripted(book, tmp_path / "a", refusal, QUESTION, validation_policy="annotate")

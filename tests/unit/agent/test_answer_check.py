@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from glossator.v1 import validation_pb2
-from services.agent.answer_check import OFF_TOPIC_NOTE, WRONG_REFUSAL_NOTE, add_markers, replacement_reason
+from services.agent.answer_check import OFF_TOPIC_NOTE, WRONG_REFUSAL_NOTE, cite_supported, replacement_reason
 from services.agent.prompt import QUOTING, answer_input, build_input
 from services.agent.sessions.model import ToolCallRecord, Turn
 
 
-def claim(answer: str, text: str, *, supported: bool = True, best: int = 0, citations=()):
+def claim(answer: str, text: str, *, supported: bool = True, best: int = 0, citations=(), supporting=()):
     start = answer.index(text)
     return validation_pb2.ClaimVerdict(
         text=text,
@@ -17,6 +17,7 @@ def claim(answer: str, text: str, *, supported: bool = True, best: int = 0, cita
         supported=supported,
         best_chunk_index=best,
         citations=list(citations),
+        supporting_chunk_indexes=list(supporting) or ([best] if supported and best >= 0 else []),
     )
 
 
@@ -29,13 +30,47 @@ def test_supported_claims_without_a_marker_get_their_best_chunk():
             claim(answer, "Pigs fly.", supported=False, best=-1),
         ]
     )
-    assert add_markers(answer, verdict) == "DDS is the middleware. [3] It needs no master [2]. Pigs fly."
+    assert cite_supported(answer, verdict) == "DDS is the middleware. [3] It needs no master [2]. Pigs fly."
+
+
+def test_markers_written_before_their_sentences_are_re_pointed():
+    """A small model's "[1] Sentence. [2] Sentence.": each marker lands on the sentence before."""
+    answer = "[1] ROS 2 uses DDS. [2] Nodes publish on topics."
+    verdict = validation_pb2.ValidateResponse(
+        claims=[
+            claim(answer, "[1] ROS 2 uses DDS. [2]", best=0, citations=[1, 2]),
+            claim(answer, "Nodes publish on topics.", best=1),
+        ]
+    )
+    assert cite_supported(answer, verdict) == "ROS 2 uses DDS. [1] Nodes publish on topics. [2]"
+
+
+def test_a_marker_naming_a_chunk_that_does_not_support_is_replaced_by_one_that_does():
+    answer = "Topics:\nUsed for streaming data [4].\nUsed for long tasks [2, 3]."
+    verdict = validation_pb2.ValidateResponse(
+        claims=[
+            claim(answer, "Topics:\nUsed for streaming data [4].", best=0, citations=[4]),
+            claim(answer, "Used for long tasks [2, 3].", best=1, citations=[2, 3], supporting=[1, 2]),
+        ]
+    )
+    assert (
+        cite_supported(answer, verdict)
+        == "Topics:\nUsed for streaming data. [1]\nUsed for long tasks [2, 3]."
+    )
+
+
+def test_an_unsupported_claim_keeps_its_markers():
+    answer = "[2] Atlas has 360 degrees of freedom."
+    verdict = validation_pb2.ValidateResponse(
+        claims=[claim(answer, answer, supported=False, best=1, citations=[2])]
+    )
+    assert cite_supported(answer, verdict) == answer
 
 
 def test_an_answer_with_nothing_to_mark_is_unchanged():
     answer = "The book does not cover this question."
     verdict = validation_pb2.ValidateResponse(claims=[claim(answer, answer, best=-1)])
-    assert add_markers(answer, verdict) == answer
+    assert cite_supported(answer, verdict) == answer
 
 
 def test_the_answer_turn_writes_the_passages_into_the_question():

@@ -31,6 +31,7 @@ async def test_a_cited_supported_answer(checker):
         (0, "lighthouse"),
         (1, "harbour"),
     ]
+    assert [c.supporting_chunks for c in result.claims] == [[0], [1]]
     assert result.content_match_score == 1.0
     assert result.checker == "offline"
     assert result.notes == []
@@ -41,6 +42,7 @@ async def test_grounding_score_is_the_length_weighted_share_of_supported_claims(
     unsupported = "It was painted red in 1975."
     result = await checker.check("", f"{supported} {unsupported}", CONTEXT, [], None)
     assert [c.supported for c in result.claims] == [True, False]
+    assert result.claims[1].supporting_chunks == [], "an unsupported claim names no supporting chunk"
     assert result.grounding_score == pytest.approx(len(supported) / (len(supported) + len(unsupported)))
     assert not result.is_grounded  # 0.72 < the default threshold 1: every claim must hold
     lenient = await checker.check("", f"{supported} {unsupported}", CONTEXT, [], 0.7)

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from glossator.v1 import common_pb2 as glossator_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dglossator/v1/validation.proto\x12\x0cglossator.v1\x1a\x19glossator/v1/common.proto\"\x98\x01\n\x0fValidateRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x10\n\x08response\x18\x02 \x01(\t\x12$\n\x07\x63ontext\x18\x03 \x03(\x0b\x32\x13.glossator.v1.Chunk\x12\x18\n\x10\x65xpected_sources\x18\x04 \x03(\t\x12\x16\n\tthreshold\x18\x05 \x01(\x02H\x00\x88\x01\x01\x42\x0c\n\n_threshold\"\xae\x01\n\x0c\x43laimVerdict\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05start\x18\x02 \x01(\x05\x12\x0b\n\x03\x65nd\x18\x03 \x01(\x05\x12\x11\n\tsupported\x18\x04 \x01(\x08\x12\r\n\x05score\x18\x05 \x01(\x02\x12\x18\n\x10\x62\x65st_chunk_index\x18\x06 \x01(\x05\x12\x15\n\rbest_chunk_id\x18\x07 \x01(\t\x12\x0e\n\x06reason\x18\x08 \x01(\t\x12\x11\n\tcitations\x18\t \x03(\x05\"K\n\x0fUnsupportedSpan\x12\r\n\x05start\x18\x01 \x01(\x05\x12\x0b\n\x03\x65nd\x18\x02 \x01(\x05\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\"\xed\x02\n\x10ValidateResponse\x12\x13\n\x0bis_grounded\x18\x01 \x01(\x08\x12\x17\n\x0fgrounding_score\x18\x02 \x01(\x02\x12\x17\n\x0f\x63itations_found\x18\x03 \x01(\x05\x12\x17\n\x0f\x63itations_valid\x18\x04 \x01(\x05\x12\x1b\n\x13\x63ontent_match_score\x18\x05 \x01(\x02\x12*\n\x06\x63laims\x18\x06 \x03(\x0b\x32\x1a.glossator.v1.ClaimVerdict\x12\x38\n\x11unsupported_spans\x18\x07 \x03(\x0b\x32\x1d.glossator.v1.UnsupportedSpan\x12\r\n\x05notes\x18\x08 \x03(\t\x12\x15\n\rvalidation_ms\x18\t \x01(\x01\x12\x0f\n\x07\x63hecker\x18\n \x01(\t\x12\x11\n\tthreshold\x18\x0b \x01(\x02\x12\x12\n\nis_refusal\x18\x0c \x01(\x08\x12\x18\n\x10\x61nswers_question\x18\r \x01(\x08\x32^\n\x11ValidationService\x12I\n\x08Validate\x12\x1d.glossator.v1.ValidateRequest\x1a\x1e.glossator.v1.ValidateResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dglossator/v1/validation.proto\x12\x0cglossator.v1\x1a\x19glossator/v1/common.proto\"\x98\x01\n\x0fValidateRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x10\n\x08response\x18\x02 \x01(\t\x12$\n\x07\x63ontext\x18\x03 \x03(\x0b\x32\x13.glossator.v1.Chunk\x12\x18\n\x10\x65xpected_sources\x18\x04 \x03(\t\x12\x16\n\tthreshold\x18\x05 \x01(\x02H\x00\x88\x01\x01\x42\x0c\n\n_threshold\"\xd0\x01\n\x0c\x43laimVerdict\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\r\n\x05start\x18\x02 \x01(\x05\x12\x0b\n\x03\x65nd\x18\x03 \x01(\x05\x12\x11\n\tsupported\x18\x04 \x01(\x08\x12\r\n\x05score\x18\x05 \x01(\x02\x12\x18\n\x10\x62\x65st_chunk_index\x18\x06 \x01(\x05\x12\x15\n\rbest_chunk_id\x18\x07 \x01(\t\x12\x0e\n\x06reason\x18\x08 \x01(\t\x12\x11\n\tcitations\x18\t \x03(\x05\x12 \n\x18supporting_chunk_indexes\x18\n \x03(\x05\"K\n\x0fUnsupportedSpan\x12\r\n\x05start\x18\x01 \x01(\x05\x12\x0b\n\x03\x65nd\x18\x02 \x01(\x05\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\"\xed\x02\n\x10ValidateResponse\x12\x13\n\x0bis_grounded\x18\x01 \x01(\x08\x12\x17\n\x0fgrounding_score\x18\x02 \x01(\x02\x12\x17\n\x0f\x63itations_found\x18\x03 \x01(\x05\x12\x17\n\x0f\x63itations_valid\x18\x04 \x01(\x05\x12\x1b\n\x13\x63ontent_match_score\x18\x05 \x01(\x02\x12*\n\x06\x63laims\x18\x06 \x03(\x0b\x32\x1a.glossator.v1.ClaimVerdict\x12\x38\n\x11unsupported_spans\x18\x07 \x03(\x0b\x32\x1d.glossator.v1.UnsupportedSpan\x12\r\n\x05notes\x18\x08 \x03(\t\x12\x15\n\rvalidation_ms\x18\t \x01(\x01\x12\x0f\n\x07\x63hecker\x18\n \x01(\t\x12\x11\n\tthreshold\x18\x0b \x01(\x02\x12\x12\n\nis_refusal\x18\x0c \x01(\x08\x12\x18\n\x10\x61nswers_question\x18\r \x01(\x08\x32^\n\x11ValidationService\x12I\n\x08Validate\x12\x1d.glossator.v1.ValidateRequest\x1a\x1e.glossator.v1.ValidateResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,11 +35,11 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_VALIDATEREQUEST']._serialized_start=75
   _globals['_VALIDATEREQUEST']._serialized_end=227
   _globals['_CLAIMVERDICT']._serialized_start=230
-  _globals['_CLAIMVERDICT']._serialized_end=404
-  _globals['_UNSUPPORTEDSPAN']._serialized_start=406
-  _globals['_UNSUPPORTEDSPAN']._serialized_end=481
-  _globals['_VALIDATERESPONSE']._serialized_start=484
-  _globals['_VALIDATERESPONSE']._serialized_end=849
-  _globals['_VALIDATIONSERVICE']._serialized_start=851
-  _globals['_VALIDATIONSERVICE']._serialized_end=945
+  _globals['_CLAIMVERDICT']._serialized_end=438
+  _globals['_UNSUPPORTEDSPAN']._serialized_start=440
+  _globals['_UNSUPPORTEDSPAN']._serialized_end=515
+  _globals['_VALIDATERESPONSE']._serialized_start=518
+  _globals['_VALIDATERESPONSE']._serialized_end=883
+  _globals['_VALIDATIONSERVICE']._serialized_start=885
+  _globals['_VALIDATIONSERVICE']._serialized_end=979
 # @@protoc_insertion_point(module_scope)

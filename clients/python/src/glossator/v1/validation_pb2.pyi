@@ -22,7 +22,7 @@ class ValidateRequest(_message.Message):
     def __init__(self, query: _Optional[str] = ..., response: _Optional[str] = ..., context: _Optional[_Iterable[_Union[_common_pb2.Chunk, _Mapping]]] = ..., expected_sources: _Optional[_Iterable[str]] = ..., threshold: _Optional[float] = ...) -> None: ...
 
 class ClaimVerdict(_message.Message):
-    __slots__ = ("text", "start", "end", "supported", "score", "best_chunk_index", "best_chunk_id", "reason", "citations")
+    __slots__ = ("text", "start", "end", "supported", "score", "best_chunk_index", "best_chunk_id", "reason", "citations", "supporting_chunk_indexes")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     START_FIELD_NUMBER: _ClassVar[int]
     END_FIELD_NUMBER: _ClassVar[int]
@@ -32,6 +32,7 @@ class ClaimVerdict(_message.Message):
     BEST_CHUNK_ID_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     CITATIONS_FIELD_NUMBER: _ClassVar[int]
+    SUPPORTING_CHUNK_INDEXES_FIELD_NUMBER: _ClassVar[int]
     text: str
     start: int
     end: int
@@ -41,7 +42,8 @@ class ClaimVerdict(_message.Message):
     best_chunk_id: str
     reason: str
     citations: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, text: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., supported: _Optional[bool] = ..., score: _Optional[float] = ..., best_chunk_index: _Optional[int] = ..., best_chunk_id: _Optional[str] = ..., reason: _Optional[str] = ..., citations: _Optional[_Iterable[int]] = ...) -> None: ...
+    supporting_chunk_indexes: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, text: _Optional[str] = ..., start: _Optional[int] = ..., end: _Optional[int] = ..., supported: _Optional[bool] = ..., score: _Optional[float] = ..., best_chunk_index: _Optional[int] = ..., best_chunk_id: _Optional[str] = ..., reason: _Optional[str] = ..., citations: _Optional[_Iterable[int]] = ..., supporting_chunk_indexes: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class UnsupportedSpan(_message.Message):
     __slots__ = ("start", "end", "text", "reason")
