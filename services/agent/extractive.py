@@ -202,7 +202,6 @@ class _Candidate:
     heading_terms: frozenset[str]  # of the heading above it in its passage
     label: str  # a list item's label ("" for other sentences)
     items: tuple[tuple[int, int], ...]  # a list item's list, by spans in its passage
-    passage: Analysis  # its whole passage with its place in the book
 
 
 class ExtractiveAnswerer:
@@ -269,7 +268,8 @@ def choose_sentences(
     meta = np.array([float(c.meta) for c in candidates])
     rank = np.array([1.0 / (1 + c.rank) for c in candidates])
     names = question_names(question)
-    about = np.array([float(_about_names(names, c, weights)) for c in candidates])
+    mentioned = _names_by_page(names, passages)
+    about = np.array([float(_about_names(names, mentioned[c.number], weights)) for c in candidates])
     scores = (
         weights.meaning * meaning
         + weights.words * words
@@ -322,14 +322,36 @@ def _can_answer(question: Question, candidate: _Candidate, weights: Weights) -> 
     return not (weights.number_needed and question.wants_quantity and not _holds_number(candidate.analysis))
 
 
-def _about_names(names: Mapping[str, str], candidate: _Candidate, weights: Weights) -> bool:
-    """Whether the sentence's passage (its text or its place in the book) mentions the names the
-    question asks about (more than `names_share` of them): "What is Gazebo used for?" is not answered by "Used for streaming
+def _about_names(names: Mapping[str, str], mentioned: frozenset[str], weights: Weights) -> bool:
+    """Whether a sentence's page mentions the names the question asks about (more than
+    `names_share` of them): "What is Gazebo used for?" is not answered by "Used for streaming
     data", however similar, in a passage about ROS 2 topics that never names Gazebo."""
     if not weights.names_needed or not names:
         return True
-    mentioned = sum(_mentioned(candidate.passage, name, written) for name, written in names.items())
-    return mentioned > weights.names_share * len(names)
+    return len(mentioned) > weights.names_share * len(names)
+
+
+def _names_by_page(names: Mapping[str, str], passages: Sequence[Passage]) -> dict[int, frozenset[str]]:
+    """For each passage (by number), the question's names its page mentions in the passages
+    retrieved from it: a section ("Action Message Structure: Goal, Feedback, Result") belongs
+    to a page about ROS 2 actions although it never says "ROS 2" itself."""
+    own = {
+        p.number: frozenset(
+            name
+            for name, written in names.items()
+            if _mentioned(_passage_analysis(f"{p.heading} ({p.url})", p.text), name, written)
+        )
+        for p in passages
+    }
+    by_page: dict[str, frozenset[str]] = {}
+    for p in passages:
+        by_page[page_of(p)] = by_page.get(page_of(p), frozenset()) | own[p.number]
+    return {p.number: by_page[page_of(p)] for p in passages}
+
+
+def page_of(passage: Passage) -> str:
+    """The page a passage comes from: its address without the section anchor, else its title."""
+    return passage.url.split("#", 1)[0] if passage.url else passage.heading.split(" > ", 1)[0]
 
 
 def _holds_number(sentence: Analysis) -> bool:
@@ -523,7 +545,6 @@ def _candidates(passages: Sequence[Passage]) -> list[_Candidate]:
     candidates = []
     for rank, passage in enumerate(passages):
         section = _section_of(passage.heading)
-        whole = _passage_analysis(f"{passage.heading} ({passage.url})", passage.text)
         for position, sentence in enumerate(_analysed_sentences(passage.text)):
             meta = is_meta_sentence(sentence.shown) or bool(
                 _META_SECTION_RE.search(sentence.heading.text or section)
@@ -541,7 +562,6 @@ def _candidates(passages: Sequence[Passage]) -> list[_Candidate]:
                     heading_terms=sentence.heading.term_set,
                     label=sentence.label,
                     items=sentence.items,
-                    passage=whole,
                 )
             )
     return candidates
@@ -563,13 +583,14 @@ class _Sentence:
 def _analysed_sentences(text: str) -> tuple[_Sentence, ...]:
     """A passage's sentences, split and analysed once (an Analysis computes each view once),
     each with its offsets, its display form, the heading it stands under in the passage ("" for
-    none), and for a list item its label and its list."""
+    none; a list item's label belongs to it: "A typical embodied agent consists of:" is what its
+    items answer), and for a list item its label and its list."""
     return tuple(
         _Sentence(
             (s.start, s.end),
             Analysis(normalise(text[s.start : s.end])),
             shown_sentence(text[s.start : s.end]),
-            _heading(s.heading),
+            _heading(f"{s.heading}\n{s.label}" if s.label else s.heading),
             s.label,
             s.items,
         )

@@ -22,7 +22,9 @@ def missing_numbers(claim: Analysis, chunk: ChunkEvidence) -> list[str]:
 
 
 def missing_names(claim: Analysis, chunk: ChunkEvidence) -> list[str]:
-    """Capitalised names (people, places, works, months) the chunk never mentions.
+    """Capitalised names (people, places, works, months) that neither the chunk nor its page
+    mentions ("the feedback message of a ROS 2 action" from a section of the page on ROS 2
+    actions that never says "ROS 2" itself).
 
     Names the statement is attributed to are left to the word count: the author of an opinion
     piece, named in a summary, is rarely in the article's body.
@@ -33,7 +35,7 @@ def missing_names(claim: Analysis, chunk: ChunkEvidence) -> list[str]:
         if speaker[0] <= offset < speaker[1]:
             continue
         written = TOKEN_RE.match(claim.text, offset).group()
-        if not chunk.analysis.mentions(name) and written not in missing:
+        if not chunk.page.mentions(name) and written not in missing:
             missing.append(written)
     return missing
 

@@ -24,7 +24,7 @@ from functools import cached_property
 from services.common.text.display import display_text
 from services.common.text.lists import read_list
 from services.common.text.units import UnitKind, sentence_units
-from services.common.text.words import Analysis, is_content_word, stem
+from services.common.text.words import Analysis, capitalised_words, is_content_word, stem
 
 PARAPHRASE_WORDS = frozenset(stem(word) for word in read_list(__package__, "wordlists/paraphrase_words.txt"))
 
@@ -69,9 +69,11 @@ def negated_terms(analysis: Analysis) -> frozenset[str]:
 class ChunkEvidence:
     """One context chunk, analysed once per check and shared by every claim."""
 
-    def __init__(self, index: int, text: str, window_sentences: int, phrase_gap: int) -> None:
+    def __init__(self, index: int, text: str, window_sentences: int, phrase_gap: int, page: str = "") -> None:
         self.index = index
         self.analysis = Analysis(text)
+        # The names its page and its place in the book mention (its own text's when not given).
+        self.page = Analysis(page) if page else self.analysis
         self._read = read_sentences(text)
         self.sentences = [sentence.shown for sentence in self._read]
         self._window_sentences = window_sentences
@@ -150,8 +152,10 @@ class ClaimTerms:
     terms: tuple[str, ...]
 
     @classmethod
-    def against(cls, claim: Analysis, chunk: Analysis) -> ClaimTerms:
-        implicit = (PARAPHRASE_WORDS & claim.term_set) - chunk.term_set
+    def against(cls, claim: Analysis, chunk: Analysis, named: frozenset[str] = frozenset()) -> ClaimTerms:
+        """The claim's terms that the chunk must hold: not the common words a paraphrase adds,
+        nor `named`, the names the chunk's page gives it (page_names)."""
+        implicit = ((PARAPHRASE_WORDS & claim.term_set) | named) - chunk.term_set
         return cls(tuple(term for term in claim.terms if term not in implicit))
 
     @property
@@ -191,7 +195,7 @@ def rank_passages(
 
     Passages naming the claim's subject (see services.validation.subjects) come first: the claim
     is judged against what the chunk says of its subject, not against words said of another."""
-    stated = ClaimTerms.against(claim, chunk.analysis)
+    stated = ClaimTerms.against(claim, chunk.analysis, page_names(claim, chunk))
     novel = stated.term_set - chunk.analysis.term_set
     matches = (
         PassageMatch(
@@ -210,6 +214,18 @@ def rank_passages(
     if keep is None:
         return sorted(matches, key=best_first)
     return heapq.nsmallest(keep, matches, key=best_first)
+
+
+def page_names(claim: Analysis, chunk: ChunkEvidence) -> frozenset[str]:
+    """Terms of the claim's names that the chunk's page mentions though the chunk does not:
+    the page's subject ("ROS 2") is said of every section of it."""
+    if chunk.page is chunk.analysis:
+        return frozenset()
+    return frozenset(
+        stem(name)
+        for name, _ in capitalised_words(claim.text)
+        if not chunk.analysis.mentions(name) and chunk.page.mentions(name)
+    )
 
 
 def mentions_anything(claim: Analysis, chunk: ChunkEvidence) -> bool:

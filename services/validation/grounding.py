@@ -45,6 +45,11 @@ class ContextChunk:
     chunk_id: str
     text: str
     source_url: str = ""
+    # Its place in the book ("Title > Section") and its page (the document it was cut from): a
+    # section rarely repeats the name its page is about, so the names a claim may take from its
+    # supporting chunk are those of its page and place too (missing_names).
+    place: str = ""
+    page: str = ""
 
 
 @dataclass(frozen=True)
@@ -351,8 +356,17 @@ class OfflineChecker:
     ) -> ClaimEvidence:
         """Everything the verdicts are made of: each claim's lexical evidence against every chunk
         that could support it, and its embedding similarity where the verdict reads one."""
+        pages: dict[str, list[str]] = {}
+        for i, chunk in enumerate(context):
+            pages.setdefault(chunk.page or f"#{i}", []).extend((chunk.place, chunk.text))
         chunks = [
-            ChunkEvidence(i, chunk.text, self.config.window_sentences, self.config.phrase_gap)
+            ChunkEvidence(
+                i,
+                chunk.text,
+                self.config.window_sentences,
+                self.config.phrase_gap,
+                page="\n".join(pages[chunk.page or f"#{i}"]),
+            )
             for i, chunk in enumerate(context)
         ]
         analyses = [Analysis(claim.text) for claim in claims]

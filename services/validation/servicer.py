@@ -26,7 +26,13 @@ class ValidationServicer(validation_pb2_grpc.ValidationServiceServicer):
         self._check_request(request)
         start = time.perf_counter()
         context_chunks = [
-            ContextChunk(chunk_id=chunk.chunk_id or str(i + 1), text=chunk.text, source_url=chunk.source_url)
+            ContextChunk(
+                chunk_id=chunk.chunk_id or str(i + 1),
+                text=chunk.text,
+                source_url=chunk.source_url,
+                place=" > ".join(part for part in (chunk.title, *chunk.section_path) if part),
+                page=chunk.document_id or chunk.source_url.split("#", 1)[0],
+            )
             for i, chunk in enumerate(request.context)
         ]
         threshold = request.threshold if request.HasField("threshold") else None

@@ -19,7 +19,8 @@ Small self-hosted models (0.5B-1.5B on CPU) rarely call a tool on their own: wit
   before that (max_searches > 1) the model may search again, natively or by a call written as text;
 - streams every turn through a ProseGate: the start of a turn is held until it is clearly prose,
   template tokens and echoed instructions are dropped, and a tool call written as text becomes a
-  real call (so the SDK runs it, with the same events as a native one);
+  real call (so the SDK runs it, with the same events as a native one); then through an
+  EchoFilter (echoes.py): the passages' places and the request it copies back are dropped;
 - takes its turn at the endpoint (`calls`, admission.py) within the run's deadline: a CPU server
   computes one answer at a time, and llama-cpp-python's cuts a streaming answer short when another
   request arrives, which used to leave every answer of concurrent questions truncated and replaced.
@@ -45,10 +46,11 @@ from openai.types.responses.response_prompt_param import ResponsePromptParam
 
 from services.agent.admission import Admission
 from services.agent.extractive import is_meta_sentence, shown_sentence
+from services.agent.models.echoes import EchoFilter
 from services.agent.models.response_stream import ResponseWriter, function_call
 from services.agent.models.textguard import ProseGate, parse_text_tool_call
 from services.agent.passages import Passage
-from services.agent.prompt import answer_input, answer_prompt, latest_question
+from services.agent.prompt import QUESTION_LABEL, answer_input, answer_prompt, latest_question
 from services.agent.tools import TOOL_NAME, AskContext
 from services.common.contract_limits import MAX_QUERY_CHARS
 from services.common.logging import get_logger
@@ -165,14 +167,18 @@ class GuidedModel(Model):
         else:
             answering = searches >= self._max_searches
             offered = [] if answering else tools
+            echoes = EchoFilter(())
             if answering:
                 framing = answer_prompt(question)
                 system_instructions = framing.instructions
-                found = self._run.passages.values() if self._run is not None else ()
+                found = list(self._run.passages.values()) if self._run is not None else []
                 passages = focused(found)
                 searched = self._run is not None and self._run.searched
                 items = answer_input(
                     items, passages, search_failed=bool(outputs) and not searched, prompt=framing
+                )
+                echoes = EchoFilter(
+                    (p.heading for p in found), (framing.request, f"{QUESTION_LABEL} {question}")
                 )
             gate = ProseGate([tool.name for tool in tools] or [TOOL_NAME], system_instructions or "")
             native: list[ResponseFunctionToolCall] = []
@@ -190,15 +196,17 @@ class GuidedModel(Model):
                     prompt=prompt,
                 ):
                     if event.type == "response.output_text.delta":
-                        for out in writer.text(gate.feed(event.delta)):
+                        for out in writer.text(echoes.feed(gate.feed(event.delta))):
                             yield out
                     elif isinstance(event, ResponseCompletedEvent):
                         native = [item for item in event.response.output if item.type == "function_call"]
             result = gate.finish()
-            for out in writer.text(result.text):
+            for out in writer.text(echoes.feed(result.text) + echoes.finish()):
                 yield out
             if result.dropped:
                 log.info("llm_text_withheld", model=self.name, withheld=result.dropped[:300])
+            if echoes.dropped:
+                log.info("llm_echo_dropped", model=self.name, echoes=echoes.dropped[:5])
             call = _first_known_call(native, result.tool_call, offered)
             if call is not None:
                 for out in writer.call(call):

@@ -387,6 +387,25 @@ async def test_template_tokens_are_stripped_from_the_streamed_answer(endpoint, r
     assert streamed == events[-1].answer == "ROS 2 uses DDS as its middleware for transport. [1]"
 
 
+async def test_the_framing_a_small_model_copies_back_is_dropped_from_the_streamed_answer(endpoint, retrieval):
+    """A 0.5B model copies each passage's place and the request line: neither is the book's."""
+    _servicer, stub = retrieval
+    endpoint.answers = [
+        [
+            "[2] (Robotics Handbook > ROS",
+            " 2 Basics > Middleware) ROS 2 uses the Data Distribution Service (DDS) as its middleware.",
+            f"\n{QUOTING.request}",
+        ]
+    ]
+    answerer = Answerer.from_settings(llm_settings(endpoint.url), stub)
+    events = await run(answerer)
+    streamed = "".join(e.text for e in events if isinstance(e, AnswerDelta))
+    assert streamed.strip() == events[-1].answer.strip()
+    assert (
+        events[-1].answer.strip() == "[2] ROS 2 uses the Data Distribution Service (DDS) as its middleware."
+    )
+
+
 async def test_a_hanging_endpoint_is_cut_at_the_deadline(endpoint, retrieval):
     _servicer, stub = retrieval
     endpoint.mode = "hang"

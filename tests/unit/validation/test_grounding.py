@@ -208,3 +208,29 @@ async def test_a_cited_source_holding_a_risky_command_is_noted_though_the_answer
     ]
     uncited = await checker.check("", "The lighthouse was built in 1902 [1].", [*CONTEXT, install], [], None)
     assert not [note for note in uncited.notes if "shell command" in note]
+
+
+ACTION_SECTION = (
+    "Actions are composed of three message types:\n\n1. **Goal**: Specifies what the action should do\n"
+    "2. **Feedback**: Provides intermediate status updates\n3. **Result**: Contains the final outcome"
+)
+ACTION_INTRO = "Actions in ROS 2 provide a communication pattern for long-running tasks."
+
+
+@pytest.mark.parametrize("same_page", [True, False])
+async def test_a_claim_may_name_what_its_page_is_about(checker, same_page):
+    """A section rarely repeats its page's subject: "ROS 2" is the page's, not another page's."""
+    context = [
+        ContextChunk(
+            "structure",
+            ACTION_SECTION,
+            place="Actions in Robotic Systems > Action Message Structure",
+            page="actions.md",
+        ),
+        ContextChunk("intro", ACTION_INTRO, page="actions.md" if same_page else "other.md"),
+    ]
+    answer = "In ROS 2, Feedback provides intermediate status updates [1]."
+    result = await checker.check("", answer, context, [], None)
+    assert result.is_grounded is same_page
+    if not same_page:
+        assert "name 'ROS' not in context" in result.claims[0].reason

@@ -1,0 +1,100 @@
+"""Our own framing, copied back by a small model, taken out of its answer as it streams.
+
+The answer turn shows each passage as `[n] (Title > Section) sentences ...` and ends the
+reader's message with a request ("Answer with the sentences that answer it, ..."). A 0.5B model
+copies what it is shown, framing included: "[1] (Launch Files and Parameters > Learning
+Objectives) ROS 2 uses a decentralized architecture ...". The place is not the book's text (the
+validator finds its words in no passage and the answer is replaced), and the request is ours. An
+`EchoFilter` drops
+- a passage's place: "(" + the heading of a passage shown, then anything up to the parenthesis
+  that closes it (a place may hold parentheses of its own: "(Book > Publisher-Subscriber
+  (Topics))"), with the space after it;
+- the lines of the framing (the question line, the request), wherever they appear.
+It holds back the tail of the stream that could still become one of them, like CitationStream
+holds an open marker, so an echo split across deltas is dropped whole; everything else passes
+through unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+# A place is a heading path on one line: an opening parenthesis that has not closed within this
+# many characters is prose, not an echo.
+MAX_PLACE_CHARS = 400
+
+
+class EchoFilter:
+    def __init__(self, headings: Iterable[str], lines: Iterable[str] = ()) -> None:
+        self._openers = sorted({f"({h}" for h in headings if h.strip()}, key=len, reverse=True)
+        self._lines = sorted({line for line in lines if line.strip()}, key=len, reverse=True)
+        self._pending = ""
+        self.dropped: list[str] = []
+
+    def feed(self, delta: str) -> str:
+        """The text that can be shown now, echoes removed."""
+        text = self._pending + delta
+        released, self._pending = self._scan(text, final=False)
+        return released
+
+    def finish(self) -> str:
+        """What was held back, at the end of the stream (an unfinished echo is shown as written)."""
+        text, self._pending = self._pending, ""
+        return self._scan(text, final=True)[0]
+
+    def _scan(self, text: str, final: bool) -> tuple[str, str]:
+        out, at = [], 0
+        while at < len(text):
+            end = self._echo_end(text, at, final)
+            if end is None or (end == len(text) > at and not final):
+                # Could still become an echo, or an echo that spaces may still follow: hold.
+                return "".join(out), text[at:]
+            if end > at:
+                self.dropped.append(text[at:end].strip())
+                at = end
+                continue
+            out.append(text[at])
+            at += 1
+        return "".join(out), ""
+
+    def _echo_end(self, text: str, at: int, final: bool) -> int | None:
+        """Where an echo starting at `at` ends (with the spaces after it); `at` when none starts
+        there; None when the text ends before it is decided (never when final)."""
+        rest = text[at:]
+        for line in self._lines:
+            if rest.startswith(line):
+                return _after_spaces(text, at + len(line))
+            if not final and line.startswith(rest):
+                return None
+        if not rest.startswith("("):
+            return at
+        for opener in self._openers:
+            if rest.startswith(opener):
+                close = _closing(text, at)
+                if close is None:
+                    return at if final else None
+                return at if close < 0 else _after_spaces(text, close + 1)
+            if not final and opener.startswith(rest):
+                return None
+        return at
+
+
+def _closing(text: str, start: int) -> int | None:
+    """The index of the parenthesis closing the one at `start` on the same line and within
+    MAX_PLACE_CHARS; -1 when there is none (a line ends first, or the limit); None when the text
+    ends before that is decided."""
+    depth = 0
+    for index in range(start, len(text)):
+        char = text[index]
+        if char == "\n" or index - start >= MAX_PLACE_CHARS:
+            return -1
+        depth += (char == "(") - (char == ")")
+        if depth == 0:
+            return index
+    return None
+
+
+def _after_spaces(text: str, index: int) -> int:
+    while index < len(text) and text[index] in " \t":
+        index += 1
+    return index
