@@ -108,7 +108,7 @@ _META_RE = re.compile(
 # Sections whose items say what a reader will learn or read next, not what the book teaches.
 _META_SECTION_RE = re.compile(
     r"\b(?:objectives?|what you(?:'ll| will) learn|goals|outcomes|next steps|further reading"
-    r"|resources|references|see also)\b",
+    r"|resources|references|see also|exercises?|assignments?)\b",
     re.IGNORECASE,
 )
 DUPLICATE_JACCARD = 0.8
