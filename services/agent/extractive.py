@@ -546,9 +546,7 @@ def _candidates(passages: Sequence[Passage]) -> list[_Candidate]:
     for rank, passage in enumerate(passages):
         section = _section_of(passage.heading)
         for position, sentence in enumerate(_analysed_sentences(passage.text)):
-            meta = is_meta_sentence(sentence.shown) or bool(
-                _META_SECTION_RE.search(sentence.heading.text or section)
-            )
+            meta = is_meta_sentence(sentence.shown) or is_meta_section(sentence.heading.text or section)
             candidates.append(
                 _Candidate(
                     number=passage.number,
@@ -608,6 +606,12 @@ def shown_sentence(sentence: str) -> str:
     closing punctuation of its own (a list item), so that it reads, and is checked, on its own."""
     shown = display_text(sentence)
     return shown if _SENTENCE_CLOSE_RE.search(shown) else f"{shown.rstrip(' ,;:')}."
+
+
+def is_meta_section(heading: str) -> bool:
+    """A section whose items say what a reader will learn, do or read next ("Learning
+    Objectives", "Exercise Requirements", "Next Steps"), not what the book teaches."""
+    return bool(_META_SECTION_RE.search(heading))
 
 
 def is_meta_sentence(shown: str) -> bool:

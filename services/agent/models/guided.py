@@ -45,7 +45,7 @@ from openai.types.responses import ResponseCompletedEvent, ResponseFunctionToolC
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
 from services.agent.admission import Admission
-from services.agent.extractive import is_meta_sentence, shown_sentence
+from services.agent.extractive import is_meta_section, is_meta_sentence, shown_sentence
 from services.agent.models.echoes import EchoFilter
 from services.agent.models.response_stream import ResponseWriter, function_call
 from services.agent.models.textguard import ProseGate, parse_text_tool_call
@@ -310,8 +310,15 @@ def focused(found: Iterable[Passage], budget: int = ANSWER_CHARS) -> list[tuple[
 
 def _best_section(passage: Passage, budget: int) -> tuple[float, str]:
     """The passage's best score and `(place) sentences` of its best section (see focused), the place
-    ending with the heading the section stands under in the chunk; "" when none is scored."""
-    sentences = [s for s in sectioned_sentences(passage.text) if not is_meta_sentence(_shown(passage, s))]
+    ending with the heading the section stands under in the chunk; "" when none is scored.
+    Sentences about the text, and sections of them (learning objectives, exercises), are not
+    shown: a small model quoted "Master the use of xacro" as what xacro does."""
+    innermost = passage.heading.rsplit(" > ", 1)[-1]
+    sentences = [
+        s
+        for s in sectioned_sentences(passage.text)
+        if not is_meta_sentence(_shown(passage, s)) and not is_meta_section(s.heading or innermost)
+    ]
     scores = passage.sentence_scores
     scored = [i for i, s in enumerate(sentences) if (s.start, s.end) in scores]
     if not scored:

@@ -540,3 +540,17 @@ def test_the_model_is_shown_markdown_rendered_and_no_sentence_about_the_text():
         "**Goal**: what the `action` should do.": 0.7,
     }
     assert focused(scored([(1, text)], similarity)) == [(1, "(Book) Goal: what the action should do.")]
+
+
+def test_the_model_is_not_shown_learning_objectives_or_exercises():
+    text = (
+        "### Learning Objectives\n- Master the use of xacro for complex humanoid descriptions\n\n"
+        "### Xacro\nXacro simplifies complex URDF models with macros, constants and includes."
+    )
+    similarity = {
+        "Master the use of xacro for complex humanoid descriptions": 0.9,
+        "Xacro simplifies complex URDF models with macros, constants and includes.": 0.6,
+    }
+    assert focused(scored([(1, text)], similarity)) == [
+        (1, "(Book > Xacro) Xacro simplifies complex URDF models with macros, constants and includes.")
+    ]
