@@ -105,6 +105,9 @@ _META_RE = re.compile(
     r"|next,?\s+(?:we|you)|explore\s|review\s+the|see\s+(?:the|also)|refer\s+to|check\s+out)\b",
     re.IGNORECASE,
 )
+# The options of a multiple-choice question ("A) Use ... B) Use ... C) ..."): mostly wrong on
+# purpose, and none is stated as true.
+_CHOICES_RE = re.compile(r"(?:^|\s)A\)\s.+\sB\)\s.+\sC\)\s")
 # Sections whose items say what a reader will learn or read next, not what the book teaches.
 _META_SECTION_RE = re.compile(
     r"\b(?:objectives?|what you(?:'ll| will) learn|goals|outcomes|next steps|further reading"
@@ -615,8 +618,9 @@ def is_meta_section(heading: str) -> bool:
 
 
 def is_meta_sentence(shown: str) -> bool:
-    """A sentence about the text rather than its subject ("This tutorial covers ...")."""
-    return bool(_META_RE.search(shown))
+    """A sentence about the text rather than its subject ("This tutorial covers ..."), or a
+    quiz's options."""
+    return bool(_META_RE.search(shown) or _CHOICES_RE.search(shown))
 
 
 def _section_of(heading: str) -> str:

@@ -44,6 +44,9 @@ _EMPHASIS_RE = re.compile(
     r"|(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])"
 )
 _STRIKE_RE = re.compile(r"~~(?=\S)((?:(?!~~).)+?)(?<=\S)~~")
+# The half of a bold span cut by a sentence end ("**Agents compete. Agents build.**" is two
+# sentences): an opener at the start, or a closer at the end, with no partner.
+_STRAY_STRONG_RE = re.compile(r"^\*\*(?=\S)|(?<=\S)\*\*$")
 _BACKTICKS_RE = re.compile(r"`+")
 _NEWLINE_RE = re.compile(r"\n")
 _SPACE_RE = re.compile(r"[ \t]+")
@@ -116,6 +119,7 @@ def display_text(markdown: str) -> str:
     text = show_links(text)
     text = HTML_TAG_RE.sub(" ", _COMMENT_RE.sub(" ", text))
     text = _STRIKE_RE.sub(r"\1", _STRONG_RE.sub(r"\2", text))
+    text = _STRAY_STRONG_RE.sub("", text.strip())
     text = _EMPHASIS_RE.sub(lambda m: m.group(1) or m.group(2), text)
     text = _TABLE_PIPE_RE.sub(" ", text) if text.count("|") >= 2 else text
     text = re.sub(r"\x00(\d+)\x00", lambda m: code[int(m.group(1))], text)

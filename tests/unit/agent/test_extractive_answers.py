@@ -115,6 +115,33 @@ def test_section_intros_and_learning_objectives_give_way_to_content():
     )
 
 
+def test_exercise_tasks_and_quiz_options_are_not_answers():
+    task = "Create launch files for different robot configurations."
+    options = (
+        "A) Use stateless_http=True to scale out B) Use stateless_http=False to keep state "
+        "C) Add session affinity to the load balancer"
+    )
+    content = "Launch files start many nodes with one command and their parameters in one place."
+    text = f"## Exercise Requirements\n- {task}\n\n## Quiz\n{options}\n\n## Why launch files\n{content}\n"
+    similarity = {task: 0.7, options: 0.69, content: 0.6}
+    assert (
+        answer("Why use launch files when a robot runs many nodes?", [text], similarity) == f"{content} [1]"
+    )
+
+
+def test_a_list_items_label_counts_as_its_heading():
+    """ "A typical embodied agent consists of:" is what its items answer, though they never say it."""
+    text = (
+        "## Architecture\nA typical embodied agent consists of several key components:\n\n"
+        "- **Sensors**: Mechanisms for perceiving the environment\n- **Actuators**: Components that act on it\n"
+    )
+    other = "Embodied agents in physical environments are central to Physical AI."
+    similarity = {other: 0.63, "**Sensors**: Mechanisms for perceiving the environment": 0.45}
+    assert answer(
+        "What are the components of a typical embodied agent?", [other, text], similarity
+    ).startswith("A typical embodied agent consists of several key components [2]:\nSensors:")
+
+
 def test_list_items_under_a_heading_that_matches_the_question_are_preferred():
     items = "## Key Characteristics of Physical AI\n- **Embodiment**: Physical form and interaction with the world\n"
     other = "Physical AI is a broad field of study with a long and varied history."

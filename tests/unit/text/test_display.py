@@ -23,6 +23,10 @@ from services.common.text.words import tokens
         (":::note\nMind the *GPU* load.\n:::", "Mind the GPU load."),
         ("- [ ] Coordinate frames align with ROS", "Coordinate frames align with ROS"),
         ("```bash\nros2 run demo talker\n```", "ros2 run demo talker"),
+        # A bold span over two sentences leaves each sentence one half of it.
+        ("**Agents don't compete.", "Agents don't compete."),
+        ("Agents BUILD agents.**", "Agents BUILD agents."),
+        ("a ** b and x__", "a ** b and x__"),
     ],
 )
 def test_markup_is_removed(markdown: str, shown: str):
