@@ -53,3 +53,23 @@ def test_the_request_and_question_lines_are_dropped_wherever_they_appear():
 
 def test_without_echoes_to_look_for_the_text_is_unchanged():
     assert streamed(["(anything) at", " all"], headings=[])[0] == "(anything) at all"
+
+
+@pytest.mark.parametrize("size", [1, 4, 1000])
+def test_a_line_that_is_only_a_place_is_dropped_with_its_marker(size):
+    headings = [
+        "MCP Transports > Transport Layers: How MCP Messages Travel",
+        "The Reliability Mindset > In Practice",
+    ]
+    answer = (
+        "[1] HTTP is for testing; stdio is for production.\n"
+        "[5] Transport Layers: How MCP Messages Travel\n"
+        "[2] The Reliability Mindset > In Practice [2]\n"
+        "The Reliability Mindset matters in practice."
+    )
+    text, echoes = streamed([answer[i : i + size] for i in range(0, len(answer), size)], headings=headings)
+    assert (
+        text
+        == "[1] HTTP is for testing; stdio is for production.\nThe Reliability Mindset matters in practice."
+    )
+    assert len(echoes.dropped) == 2
