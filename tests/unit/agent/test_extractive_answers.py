@@ -129,6 +129,21 @@ def test_exercise_tasks_and_quiz_options_are_not_answers():
     )
 
 
+def test_a_name_the_question_asks_about_in_particular_must_be_near_the_answer():
+    """Azure is mentioned in one passage of five, in another item of a list: that list does not
+    say how to deploy to Azure. One introduced earlier in the section is near ("He" is Tesla)."""
+    credits = "## Prerequisites\n- Chapters 49-58: local agent deployment on your machine\n- A cloud account (Azure credit)\n"
+    others = [f"Agents deploy to Kubernetes in step {n} of the deployment lesson." for n in range(4)]
+    similarity = {"Chapters 49-58: local agent deployment on your machine": 0.7} | dict.fromkeys(others, 0.5)
+    assert answer("How do I deploy my agent to Azure?", [credits, *others], similarity) == ""
+    tesla = "Tesla was born in Smiljan in 1856. He studied engineering in Graz."
+    others = [f"Alternating current powered the engineering lab {n}." for n in range(2)]
+    similarity = {"He studied engineering in Graz.": 0.8} | dict.fromkeys(others, 0.3)
+    assert answer("Where did Tesla study engineering?", [tesla, *others], similarity).startswith(
+        "He studied engineering in Graz."
+    )
+
+
 def test_a_list_items_label_counts_as_its_heading():
     """ "A typical embodied agent consists of:" is what its items answer, though they never say it."""
     text = (
