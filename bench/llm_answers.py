@@ -30,7 +30,8 @@ Per question, and in total:
 - first token: client side, from sending the request to the first answer_delta; total time.
 A question passes when it is answerable and its answer cited, grounded and not declined, or
 unanswerable and declined. Totals: for answerable questions the shares retrieved / cited / grounded
-/ declined and the counts replaced / flagged; for unanswerable ones the share declined; leaks;
+/ declined and the counts replaced / flagged; for unanswerable ones the share declined; wrong answers
+shown grounded with confidence 0.8 or more (confidently_wrong); leaks;
 status counts; first-token and total p50/p99. --json prints the per-question records (with the
 model's own streamed text, the verdict on each claim, the tool calls and the server's own timings)
 and the totals as one JSON object on stdout; the per-question lines then go to stderr.
@@ -61,7 +62,7 @@ from services.agent.config import AgentSettings
 from services.agent.models.textguard import find_leaks
 from services.agent.prompt import INSTRUCTIONS
 from services.agent.tools import TOOL_NAME
-from services.commands.answer_quality import cited_sources, is_page
+from services.commands.answer_quality import CONFIDENT, cited_sources, confidently_wrong, is_page
 from services.commands.correctness import judge_correctness, verdict_figures
 from services.commands.ingest import ingest_folder
 from services.commands.question_file import Question, QuestionSet, conversations, load_questions, select
@@ -226,6 +227,7 @@ def judge(question: Question, outcome: Outcome) -> dict:
         "leaks": leaks,
         "validation": agent_pb2.ValidationStatus.Name(grounding.status),
         "grounding_score": round(grounding.grounding_score, 3),
+        "confidence": round(response.confidence, 3),
         "cached": response.cached,
         "steps": [f"{s.name}: {s.error}" if s.error else s.name for s in response.steps],
         "server_ms": {
@@ -322,6 +324,7 @@ def totals(records: list[dict]) -> dict:
         "answerable_flagged": sum(r["flagged"] for r in answerable),
         "replaced_by_reason": dict(Counter(r["replaced_reason"] for r in records if r["replaced"])),
         "unanswerable_declined": share(unanswerable, "declined"),
+        "confidently_wrong": sum(confidently_wrong(r) for r in records),
         "leaked": sum(r["leaked"] for r in records),
         "status": dict(statuses),
         "internal": statuses.get("INTERNAL", 0),
@@ -365,7 +368,11 @@ def print_totals(t: dict, out=sys.stdout) -> None:
         f"{pct(t['answerable_declined'])}, replaced {t['answerable_replaced']}, flagged {t['answerable_flagged']}",
         file=out,
     )
-    print(f"unanswerable ({t['unanswerable']}): declined {pct(t['unanswerable_declined'])}", file=out)
+    print(
+        f"unanswerable ({t['unanswerable']}): declined {pct(t['unanswerable_declined'])} · wrong answers "
+        f"shown grounded with confidence >= {CONFIDENT}: {t['confidently_wrong']}",
+        file=out,
+    )
     reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(t["replaced_by_reason"].items()))
     print(f"replaced (all questions) by reason: {reasons or 'none'}", file=out)
     status = ", ".join(f"{code} {n}" for code, n in sorted(t["status"].items()))

@@ -143,11 +143,22 @@ def judge_answer(
         and grounding.is_grounded,
         "validation": agent_pb2.ValidationStatus.Name(grounding.status),
         "grounding_score": round(grounding.grounding_score, 3),
+        "confidence": round(response.confidence, 3),
         "unsupported": [c.text for c in response.validation.claims if not c.supported],
         "declined": ok and response.not_covered,
         "markdown": markdown_fragments(response.answer),
         "duplicate": list(duplicate) if duplicate else None,
     }
+
+
+# A confidence a reader takes as "checked and sure" (Response.confidence, 0-1).
+CONFIDENT = 0.8
+
+
+def confidently_wrong(record: dict) -> bool:
+    """A wrong answer (an unanswerable question answered, or an answerable one missed) that is
+    shown grounded with confidence CONFIDENT or more: the one kind of answer that must not exist."""
+    return record["correctness"] == "wrong" and record["grounded"] and record["confidence"] >= CONFIDENT
 
 
 def _share(rows: list[dict], test) -> float | None:
@@ -159,7 +170,8 @@ def question_figures(records: list[dict]) -> dict:
 
     correct: the share of all questions answered correctly (an unanswerable one by declining);
     answerable: correct / partial / wrong (shares), and (shares of all its questions, a failed call counting as a miss): right_page,
-    grounded, declined; unanswerable: declined; answers (the calls that returned, declined or
+    grounded, declined; unanswerable: declined; confidently_wrong: the count of wrong answers
+    shown grounded with confidence CONFIDENT or more; answers (the calls that returned, declined or
     not): markdown and duplicates (shares with at least one), median_chars; forms: the share of
     answerable questions of each form answered correctly; status: the count of
     each gRPC status other than OK. A share is None when there is nothing to divide by.
@@ -182,6 +194,7 @@ def question_figures(records: list[dict]) -> dict:
             "questions": len(unanswerable),
             "declined": _share(unanswerable, lambda r: r["declined"]),
         },
+        "confidently_wrong": sum(confidently_wrong(r) for r in records),
         "answers": {
             "answered": len(answered),
             "markdown": _share(answered, lambda r: r["markdown"]),

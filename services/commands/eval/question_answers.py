@@ -14,7 +14,7 @@ import grpc
 
 from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
 from services.commands import exit_codes
-from services.commands.answer_quality import judge_answer, question_figures
+from services.commands.answer_quality import CONFIDENT, judge_answer, question_figures
 from services.commands.connect import connection_failed, explain_rpc_error, suite_channels, wrong_service
 from services.commands.eval.shared import bounded, usage_error
 from services.commands.ingest import ingest_folder
@@ -220,3 +220,4 @@ def print_question_figures(report: dict) -> None:
     status = ", ".join(f"{code} {n}" for code, n in sorted(f["status"].items())) or "none"
     models = ", ".join(f"{m} ({n})" for m, n in f["models"].items()) or "no model"
     print(f"calls not OK: {status} · answered by: {models}")
+    print(f"wrong answers shown grounded with confidence >= {CONFIDENT}: {f['confidently_wrong']}")

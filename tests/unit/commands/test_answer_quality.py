@@ -135,10 +135,13 @@ ANSWERABLE = Question(
 UNANSWERABLE = Question("q-n1", "Who won the cup?", False, "report", form="value")
 
 
-def response(answer: str, *, document_id="guide/bridges.md", grounded=True, not_covered=False):
+def response(
+    answer: str, *, document_id="guide/bridges.md", grounded=True, not_covered=False, confidence=0.9
+):
     status = agent_pb2.VALIDATION_STATUS_VALIDATED
     return agent_pb2.Response(
         answer=answer,
+        confidence=confidence,
         sources=[source(1, document_id)],
         grounding=agent_pb2.GroundingSummary(status=status, is_grounded=grounded),
         validation=validation_pb2.ValidateResponse(
@@ -176,7 +179,11 @@ def test_the_figures_over_a_question_set():
         judge_answer(ANSWERABLE, "DEADLINE_EXCEEDED", None),
         judge_answer(UNANSWERABLE, "OK", response("The book does not cover this.", not_covered=True)),
         judge_answer(UNANSWERABLE, "OK", response("Cups are won by teams [1]. Cups are won by teams [1].")),
+        judge_answer(UNANSWERABLE, "OK", response("Cups are won [1].", confidence=0.5)),
     ]
+    # The unanswerable question answered grounded at 0.9 is confidently wrong; at 0.5 it is not.
+    assert question_figures(records)["confidently_wrong"] == 1
+    records = records[:-1]
     figures = question_figures(records)
     assert figures["questions"] == 5
     # correct: both answers holding 1932 (grounded or not) and the declined unanswerable question
