@@ -322,7 +322,13 @@ def choose_sentences(
         if used + len(candidate.shown) <= weights.budget_chars:
             picks.append(index)
             used += len(candidate.shown)
-    return [Pick(candidates[i].number, candidates[i].shown, candidates[i].label) for i in picks]
+    chosen = [Pick(candidates[i].number, candidates[i].shown, candidates[i].label) for i in picks]
+    listed = next((i for i in picks if candidates[i].items), None)
+    if weights.whole_lists and understood.wants_list and listed is not None:
+        # A question asking for several things, answered in part by a list's item: the list.
+        at = picks.index(listed)
+        return chosen[:at] + _whole_list(candidates[listed], passages, weights)
+    return chosen
 
 
 def _can_answer(question: Question, candidate: _Candidate, weights: Weights) -> bool:

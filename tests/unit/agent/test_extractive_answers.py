@@ -144,6 +144,21 @@ def test_a_name_the_question_asks_about_in_particular_must_be_near_the_answer():
     )
 
 
+def test_a_list_question_answered_in_part_by_an_item_gets_the_whole_list():
+    general = "Gazebo provides a robust physics engine that simulates gravity and friction."
+    engines = (
+        "Gazebo supports multiple physics engines:\n\n- **ODE**: the default engine of Gazebo Classic\n"
+        "- **Bullet**: fast collision detection for games\n- **DART**: accurate articulated bodies and contacts\n"
+    )
+    similarity = {general: 0.9, "**DART**: accurate articulated bodies and contacts": 0.5}
+    text = answer("Which physics engines does Gazebo support?", [general, engines], similarity)
+    assert text == (
+        f"{general} [1]\nGazebo supports multiple physics engines [2]:\nODE: the default engine of Gazebo "
+        "Classic. [2] Bullet: fast collision detection for games. [2] DART: accurate articulated bodies and "
+        "contacts. [2]"
+    )
+
+
 def test_a_list_items_label_counts_as_its_heading():
     """ "A typical embodied agent consists of:" is what its items answer, though they never say it."""
     text = (
