@@ -4,7 +4,7 @@ A grounded answer can still answer nothing: "What is Gazebo used for?" answered 
 long-running tasks. Used for streaming data like sensor readings." (ROS 2's communication
 patterns) quotes the book faithfully and says nothing of Gazebo. The focus is what the question
 is about: its content words (services.common.text.question) less the words every question asks
-with (wordlists/question_words.txt). An answer addresses it when it, or a passage supporting one
+with (services/common/text/wordlists/question_words.txt). An answer addresses it when it, or a passage supporting one
 of its claims (a list item read with its heading), names one focus word; a question asking how
 many or how much is answered only by a number. A decline claims nothing, so it is never "not an
 answer" here (whether it should have answered is the agent's judgement), and a question with no
@@ -16,20 +16,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from services.common.text.lists import read_list
-from services.common.text.question import asks_for_other_words, understand
-from services.common.text.words import Analysis, stem
+from services.common.text.question import focus_terms
+from services.common.text.words import Analysis
 
-QUESTION_WORDS = frozenset(stem(word) for word in read_list(__package__, "wordlists/question_words.txt"))
 _ASKS_QUANTITY_RE = re.compile(r"\bhow (?:many|much)\b", re.IGNORECASE)
-
-
-def focus_terms(query: str) -> frozenset[str]:
-    """The stemmed words naming what the question is about; none when it asks for the selected
-    text or the last answer in other words (what it is about is that text)."""
-    if asks_for_other_words(query):
-        return frozenset()
-    return understand(query).focus - QUESTION_WORDS
 
 
 def missed_focus(query: str, claims: str, supporting_passages: Iterable[frozenset[str]]) -> str:

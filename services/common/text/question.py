@@ -23,7 +23,8 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from services.common.text.words import Analysis
+from services.common.text.lists import word_list
+from services.common.text.words import Analysis, stem
 
 
 class QueryType(StrEnum):
@@ -231,3 +232,22 @@ def understand(query: str, selected_text: str = "") -> Question:
         wants_list=wants_list(query),
         focus=Analysis(query).term_set,
     )
+
+
+# Words every question asks with ("explain", "difference", "use"): not what it is about.
+QUESTION_WORDS = frozenset(stem(word) for word in word_list("question_words"))
+
+
+def focus_terms(query: str) -> frozenset[str]:
+    """The stemmed words naming what the question is about (its content words less
+    QUESTION_WORDS); none when it asks for the selected text or the last answer in other words
+    (what it is about is that text)."""
+    if asks_for_other_words(query):
+        return frozenset()
+    return understand(query).focus - QUESTION_WORDS
+
+
+def focus_share(query: str, answer: str) -> float:
+    """The share of the question's focus terms the answer names (1 when it has none)."""
+    focus = focus_terms(query)
+    return len(focus & Analysis(answer).term_set) / len(focus) if focus else 1.0

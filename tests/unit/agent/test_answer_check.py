@@ -1,11 +1,20 @@
-"""Markers added from a verdict, and the answer turn's input (the pure parts of the answer checks)."""
+"""Markers added from a verdict, the answer turn's input and an answer's confidence (the pure parts
+of the answer checks)."""
 
 from __future__ import annotations
 
 from glossator.v1 import validation_pb2
-from services.agent.answer_check import OFF_TOPIC_NOTE, WRONG_REFUSAL_NOTE, cite_supported, replacement_reason
+from services.agent.answer_check import (
+    OFF_TOPIC_NOTE,
+    WRONG_REFUSAL_NOTE,
+    Checked,
+    Validated,
+    cite_supported,
+    replacement_reason,
+)
+from services.agent.conversation import confidence
 from services.agent.prompt import QUOTING, answer_input, build_input
-from services.agent.sessions.model import ToolCallRecord, Turn
+from services.agent.sessions.model import Source, ToolCallRecord, Turn
 
 
 def claim(answer: str, text: str, *, supported: bool = True, best: int = 0, citations=(), supporting=()):
@@ -109,3 +118,28 @@ def test_a_replacement_is_named_by_its_reason():
     assert replacement_reason(validation_pb2.ValidateResponse(notes=[OFF_TOPIC_NOTE])) == "off_topic"
     misattributed = validation_pb2.ValidateResponse(notes=["citation [2] does not support: IMUs measure"])
     assert replacement_reason(misattributed) == "not_grounded"
+
+
+def checked(answer: str, *, relevance: float, grounding: float = 1.0, answers: bool = True) -> Checked:
+    verdict = validation_pb2.ValidateResponse(
+        is_grounded=grounding == 1.0, grounding_score=grounding, answers_question=answers
+    )
+    return Checked(
+        answer=answer,
+        validated=Validated(status="validated", verdict=verdict, validation_ms=1.0),
+        model="offline-extractive",
+        cited=[Source(index=1, chunk_id="c1", relevance_score=relevance)],
+        new_citations=[],
+        not_covered=False,
+    )
+
+
+def test_confidence_needs_relevant_sources_a_grounded_answer_and_the_question_s_subject():
+    question = "Which physics engines does Gazebo support?"
+    on_topic = "Gazebo supports the ODE, Bullet and DART physics engines. [1]"
+    assert confidence(checked(on_topic, relevance=1.0), question) == 1.0
+    assert confidence(checked(on_topic, relevance=0.7), question) == 0.7, "a less relevant source"
+    elsewhere = "Friction and restitution shape collisions. [1]"
+    assert confidence(checked(elsewhere, relevance=1.0), question) == 0.5, "names nothing asked about"
+    assert confidence(checked(on_topic, relevance=1.0, answers=False), question) == 0.0
+    assert confidence(checked(on_topic, relevance=1.0, grounding=0.5), question) == 0.5

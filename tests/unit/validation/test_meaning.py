@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.validation.focus import focus_terms, missed_focus
+from services.common.text.question import focus_terms
+from services.validation.focus import missed_focus
 from services.validation.grounding import ContextChunk
 
 # module-2/urdf-sdf-formats/urdf-basics.md, "Key Components".
