@@ -28,7 +28,7 @@ from bench.harness import (
     start_service_processes,
     start_services,
 )
-from bench.retrieval_bench import COLLECTION, ingest, queries_from_titles
+from bench.retrieval_bench import COLLECTION, ingest_corpus, queries_from_titles
 from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2_grpc
 from services.common.clients import make_channel
 
@@ -125,7 +125,7 @@ async def main() -> None:
     try:
         async with make_channel(f"127.0.0.1:{service.ports['retrieval']}") as channel:
             retrieval = retrieval_pb2_grpc.RetrievalServiceStub(channel)
-            await ingest(retrieval, args.corpus)
+            await ingest_corpus(retrieval, args.corpus)
             questions = await queries_from_titles(retrieval)
         target = (
             agent_target(processes)

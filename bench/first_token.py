@@ -35,10 +35,10 @@ from bench.harness import ROOT
 from bench.llm_answers import answering_suite, ask, model_env
 from glossator.v1 import agent_pb2_grpc
 from services.agent.config import AgentSettings
-from services.agent.models.guided import ANSWER_SENTENCES, focused
+from services.agent.models.guided import focused
 from services.agent.passages import Passage
 from services.agent.prompt import answer_input, answer_prompt, build_input
-from services.commands.eval import spread
+from services.commands.eval.shared import spread
 from services.commands.question_file import Question, load_questions, select
 
 DEFAULT_QUESTIONS = ROOT / "bench" / "questions" / "physical-ai-book.yaml"
@@ -50,7 +50,7 @@ def answer_messages(question: Question, retrieved: list) -> list[dict]:
     passages = [Passage.of(number, scored) for number, scored in enumerate(retrieved, start=1)]
     prompt = answer_prompt(question.question)
     items = build_input(question.question, selected_text=question.selected_text)
-    shown = focused(passages, ANSWER_SENTENCES)
+    shown = focused(passages)
     return [{"role": "system", "content": prompt.instructions}, *answer_input(items, shown, prompt=prompt)]
 
 

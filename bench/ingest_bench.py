@@ -29,7 +29,7 @@ import urllib.request
 from pathlib import Path
 
 from bench.harness import EVAL_DIR, free_port, start_services
-from bench.retrieval_bench import ingest, measure_search
+from bench.retrieval_bench import ingest_corpus, measure_search
 from glossator.v1 import retrieval_pb2_grpc
 from services.common.clients import make_channel
 from services.common.embedding import load_embedding_model
@@ -86,7 +86,7 @@ async def glossator_run(runtime: str, corpus: Path, calls: int, floor_model) -> 
             async with make_channel(f"127.0.0.1:{service.ports['retrieval']}") as channel:
                 stub = retrieval_pb2_grpc.RetrievalServiceStub(channel)
                 started = time.perf_counter()
-                summary = await ingest(stub, corpus, COLLECTION)
+                summary = await ingest_corpus(stub, corpus, COLLECTION)
                 seconds = time.perf_counter() - started
                 single, eight, floor = await measure_search(stub, COLLECTION, calls, floor_model)
                 return {
