@@ -35,6 +35,7 @@ from bench.harness import ROOT
 from bench.llm_answers import answering_suite, ask, model_env
 from glossator.v1 import agent_pb2_grpc
 from services.agent.config import AgentSettings
+from services.agent.extractive import ExtractiveAnswerer
 from services.agent.models.guided import focused
 from services.agent.passages import Passage
 from services.agent.prompt import answer_input, answer_prompt, build_input
@@ -44,13 +45,13 @@ from services.commands.question_file import Question, load_questions, select
 DEFAULT_QUESTIONS = ROOT / "bench" / "questions" / "physical-ai-book.yaml"
 
 
-def answer_messages(question: Question, retrieved: list) -> list[dict]:
+def answer_messages(question: Question, retrieved: list, extractive: ExtractiveAnswerer) -> list[dict]:
     """The messages of the agent's answer turn for this question and these retrieved chunks
     (numbered as a run numbers them), built by the agent's own functions."""
     passages = [Passage.of(number, scored) for number, scored in enumerate(retrieved, start=1)]
     prompt = answer_prompt(question.question)
     items = build_input(question.question, selected_text=question.selected_text)
-    shown = focused(passages)
+    shown = focused(passages, picks=extractive.choose(question.question, passages))
     return [{"role": "system", "content": prompt.instructions}, *answer_input(items, shown, prompt=prompt)]
 
 
@@ -84,6 +85,7 @@ async def measure(
 ) -> list[dict]:
     rows: list[dict] = []
     pending: tuple[dict, list[dict]] | None = None  # the previous question's row and floor prompt
+    extractive = ExtractiveAnswerer()
 
     async def floor_of(row: dict, messages: list[dict]) -> None:
         row["floor_ms"] = round(await direct_first_token(client, settings, messages), 1)
@@ -106,7 +108,9 @@ async def measure(
         if pending is not None:
             await floor_of(*pending)
         pending = (
-            (row, answer_messages(question, outcome.first_retrieval)) if outcome.first_retrieval else None
+            (row, answer_messages(question, outcome.first_retrieval, extractive))
+            if outcome.first_retrieval
+            else None
         )
     if pending is not None:
         await floor_of(*pending)

@@ -27,7 +27,8 @@ class RunBoundModel(Protocol):
 
 def make_model(settings: AgentSettings, extractive: ExtractiveAnswerer | None = None) -> tuple[Model, str]:
     """The model to answer with and the name responses report; offline, it answers with
-    `extractive` (the answerer the judge and the fallback share).
+    `extractive` (the answerer the judge and the fallback share), and an LLM's answer turn shows
+    the sections it would answer from first.
 
     Also switches the SDK's trace export off for the process unless settings.tracing_export is set:
     traces would otherwise be sent to OpenAI's backend with whatever key the environment holds.
@@ -35,4 +36,4 @@ def make_model(settings: AgentSettings, extractive: ExtractiveAnswerer | None = 
     set_tracing_disabled(not settings.tracing_export)
     if not settings.llm_base_url:
         return OfflineExtractiveModel(extractive), OFFLINE_MODEL_NAME
-    return llm_model(settings), settings.llm_model
+    return llm_model(settings, extractive), settings.llm_model

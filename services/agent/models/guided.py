@@ -11,8 +11,9 @@ Small self-hosted models (0.5B-1.5B on CPU) rarely call a tool on their own: wit
   that rejects a named `tool_choice` gets the call made for it, from then on;
 - once the run has made `max_searches` searches, asks for the answer with no tool offered and the
   passages written into the question (tool messages make small models call the tool again), each
-  cut to its place in the book and the section holding its sentence most similar to the question
-  (contiguous sentences around it, a list under its lead-in): a small model copies from what it
+  cut to its place in the book and the section holding its best sentence (contiguous sentences
+  around it, a list under its lead-in), the sections of the extractive answerer's choice first
+  (it ranks by what the question asks for; Search by similarity alone): a small model copies from what it
   is shown, and a short prompt is read several times faster on a CPU; a question asking for other
   words ("explain this in simpler words") gets a prompt that lets it reword, any other one a
   prompt to copy (prompt.py);
@@ -28,10 +29,11 @@ Small self-hosted models (0.5B-1.5B on CPU) rarely call a tool on their own: wit
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -45,7 +47,13 @@ from openai.types.responses import ResponseCompletedEvent, ResponseFunctionToolC
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
 from services.agent.admission import Admission
-from services.agent.extractive import is_meta_section, is_meta_sentence, shown_sentence
+from services.agent.extractive import (
+    ExtractiveAnswerer,
+    Pick,
+    is_meta_section,
+    is_meta_sentence,
+    shown_sentence,
+)
 from services.agent.models.echoes import EchoFilter
 from services.agent.models.response_stream import ResponseWriter, function_call
 from services.agent.models.textguard import ProseGate, parse_text_tool_call
@@ -95,6 +103,7 @@ class GuidedModel(Model):
         calls: Admission | None = None,
         run: AskContext | None = None,
         traits: EndpointTraits | None = None,
+        extractive: ExtractiveAnswerer | None = None,
     ) -> None:
         self.inner = inner
         self.name = name
@@ -103,6 +112,7 @@ class GuidedModel(Model):
         self._calls = calls
         self._run = run
         self._traits = traits or EndpointTraits()
+        self._extractive = extractive
 
     def for_run(self, context: AskContext) -> GuidedModel:
         """This model for one run: its resolved query, the passages its searches keep, its deadline."""
@@ -114,6 +124,7 @@ class GuidedModel(Model):
             calls=self._calls,
             run=context,
             traits=self._traits,
+            extractive=self._extractive,
         )
 
     @contextlib.asynccontextmanager
@@ -172,7 +183,7 @@ class GuidedModel(Model):
                 framing = answer_prompt(question)
                 system_instructions = framing.instructions
                 found = list(self._run.passages.values()) if self._run is not None else []
-                passages = focused(found)
+                passages = focused(found, picks=await self._picks(question, found))
                 searched = self._run is not None and self._run.searched
                 items = answer_input(
                     items, passages, search_failed=bool(outputs) and not searched, prompt=framing
@@ -213,6 +224,14 @@ class GuidedModel(Model):
                     yield out
         for event in writer.completed():
             yield event
+
+    async def _picks(self, question: str, found: list[Passage]) -> list[Pick]:
+        """The sentences the extractive answerer would answer with, best first: the answer turn
+        shows their sections first (none without an answerer or passages)."""
+        if self._extractive is None or not found:
+            return []
+        query = (self._run.search_query if self._run is not None else "") or question
+        return await asyncio.to_thread(self._extractive.choose, query, found)
 
     async def _first_search(self, query: str, request: tuple[Any, ...]) -> ResponseFunctionToolCall:
         """The run's first retrieval call, searching for the resolved question: the agent's own,
@@ -287,30 +306,45 @@ def _call_arguments(output: list[Any], tool_names: list[str]) -> dict[str, Any]:
     return dict(call.arguments) if call is not None and call.name == TOOL_NAME else {}
 
 
-def focused(found: Iterable[Passage], budget: int = ANSWER_CHARS) -> list[tuple[int, str]]:
+def focused(
+    found: Iterable[Passage], budget: int = ANSWER_CHARS, picks: Sequence[Pick] = ()
+) -> list[tuple[int, str]]:
     """The passages as the model is shown them: each as its place in the book, then the section
-    of it that holds its sentence most similar to the question (as Search scored them), as
-    contiguous sentences around that one (at most PASSAGE_CHARS), as a reader sees them (Markdown
-    rendered, a list item closed by a period, a list under its lead-in); the passages whose best
-    sentence scores highest first, until `budget` characters are shown, in their numbers' order.
-    Sentences about the text ("This tutorial covers ...") are left out, and so is a passage with
-    none scored left. Unscored passages stay whole. A small model copies what it is shown:
-    isolated sentences lose what they are about ("Used for streaming data" without "Topics"),
-    and `**Goal**:` and tutorial intros came back verbatim in its answers."""
+    of it that holds its best sentence, as contiguous sentences around that one (at most
+    PASSAGE_CHARS), as a reader sees them (Markdown rendered, a list item closed by a period, a
+    list under its lead-in), until `budget` characters are shown. The best sentence of a passage
+    is the first of `picks` (the extractive answerer's choice: it ranks by what the question asks
+    for, not by similarity alone) from it, else the one Search scored most similar to the
+    question; the passages of `picks` come first, in their order, then the others, those whose
+    best sentence scores highest first for the budget, in their numbers' order. Sentences about
+    the text ("This tutorial covers ...") are left out, and so is a passage with none scored left.
+    Unscored passages stay whole. A small model copies what it is shown, and mostly from the first
+    passage: isolated sentences lose what they are about ("Used for streaming data" without
+    "Topics"), and `**Goal**:` and tutorial intros came back verbatim in its answers."""
     passages = sorted(found, key=lambda passage: passage.number)
     if not any(p.sentence_scores for p in passages):
         return [(p.number, p.text) for p in passages]
-    sections = {p.number: _best_section(p, min(PASSAGE_CHARS, budget)) for p in passages}
+    chosen = {}
+    for pick in picks:
+        chosen.setdefault(pick.number, pick.sentence)
+    limit = min(PASSAGE_CHARS, budget)
+    sections = {p.number: _best_section(p, limit, chosen.get(p.number, "")) for p in passages}
+    first = [n for n in chosen if sections.get(n, (0.0, ""))[1]]
+    rest = sorted((n for n in sections if n not in first), key=lambda n: -sections[n][0])
     shown: dict[int, str] = {}
-    for number, (_, text) in sorted(sections.items(), key=lambda item: -item[1][0]):
+    for number in [*first, *rest]:
+        text = sections[number][1]
         if text and (not shown or sum(map(len, shown.values())) + len(text) <= budget):
             shown[number] = text
-    return sorted(shown.items())
+    return [(n, shown[n]) for n in first if n in shown] + sorted(
+        (n, text) for n, text in shown.items() if n not in first
+    )
 
 
-def _best_section(passage: Passage, budget: int) -> tuple[float, str]:
+def _best_section(passage: Passage, budget: int, anchor: str = "") -> tuple[float, str]:
     """The passage's best score and `(place) sentences` of its best section (see focused), the place
-    ending with the heading the section stands under in the chunk; "" when none is scored.
+    ending with the heading the section stands under in the chunk; "" when none is scored. The
+    best sentence is the one shown as `anchor` when there is one, else Search's best.
     Sentences about the text, and sections of them (learning objectives, exercises), are not
     shown: a small model quoted "Master the use of xacro" as what xacro does."""
     innermost = passage.heading.rsplit(" > ", 1)[-1]
@@ -321,9 +355,12 @@ def _best_section(passage: Passage, budget: int) -> tuple[float, str]:
     ]
     scores = passage.sentence_scores
     scored = [i for i, s in enumerate(sentences) if (s.start, s.end) in scores]
-    if not scored:
+    anchored = [i for i, s in enumerate(sentences) if anchor and _shown(passage, s) == anchor]
+    if not scored and not anchored:
         return 0.0, ""
-    best = max(scored, key=lambda i: scores[(sentences[i].start, sentences[i].end)])
+    best = (
+        anchored[0] if anchored else max(scored, key=lambda i: scores[(sentences[i].start, sentences[i].end)])
+    )
     section = [i for i, s in enumerate(sentences) if s.heading == sentences[best].heading]
     chosen, used = [best], len(_shown(passage, sentences[best]))
     before, after = best - 1, best + 1
@@ -347,7 +384,7 @@ def _best_section(passage: Passage, budget: int) -> tuple[float, str]:
     heading = sentences[best].heading
     if heading and not place.endswith(heading):
         place = f"{place} > {heading}"
-    return scores[(sentences[best].start, sentences[best].end)], f"({place}) " + " ".join(pieces)
+    return scores.get((sentences[best].start, sentences[best].end), 0.0), f"({place}) " + " ".join(pieces)
 
 
 def _shown(passage: Passage, sentence: ProseSentence) -> str:

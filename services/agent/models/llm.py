@@ -22,6 +22,7 @@ from openai import APIConnectionError, APIStatusError, APITimeoutError, AsyncOpe
 
 from services.agent.admission import Admission
 from services.agent.config import AgentSettings
+from services.agent.extractive import ExtractiveAnswerer
 from services.agent.models.guided import GuidedModel
 from services.agent.models.wire import BrokenStream, CompatTransport
 from services.common.errors import DeadlineExceeded, FailedPrecondition, GlossatorError, Reason, Unavailable
@@ -92,8 +93,9 @@ class Endpoint:
         return None
 
 
-def llm_model(settings: AgentSettings) -> GuidedModel:
-    """The SDK model for settings.llm_base_url, speaking Chat Completions or Responses, guided."""
+def llm_model(settings: AgentSettings, extractive: ExtractiveAnswerer | None = None) -> GuidedModel:
+    """The SDK model for settings.llm_base_url, speaking Chat Completions or Responses, guided;
+    `extractive` chooses which sections of the passages its answer turn shows first."""
     if not settings.llm_model:
         raise ValueError(
             "GLOSSATOR_AGENT_LLM_MODEL must name a model when GLOSSATOR_AGENT_LLM_BASE_URL is set"
@@ -116,6 +118,7 @@ def llm_model(settings: AgentSettings) -> GuidedModel:
         max_searches=settings.llm_max_searches,
         model_searches=settings.llm_model_searches,
         calls=Admission(settings.llm_max_concurrent_calls, jobs="model calls", in_flight=LLM_CALLS_IN_FLIGHT),
+        extractive=extractive,
     )
 
 

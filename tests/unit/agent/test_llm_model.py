@@ -24,7 +24,7 @@ from agents.tracing import get_trace_provider
 from services.agent.agent import Answerer, AnswerRequest, run_answer
 from services.agent.config import AgentSettings
 from services.agent.events import AnswerDelta, AnswerFinished, Citation, RetrievalResults, ToolCall
-from services.agent.extractive import sentences_of
+from services.agent.extractive import Pick, sentences_of
 from services.agent.models import OFFLINE_MODEL_NAME, OfflineExtractiveModel, make_model, model_settings
 from services.agent.models.guided import GuidedModel, focused, merged_query
 from services.agent.models.wire import BrokenStream, FinishWatch
@@ -554,3 +554,23 @@ def test_the_model_is_not_shown_learning_objectives_or_exercises():
     assert focused(scored([(1, text)], similarity)) == [
         (1, "(Book > Xacro) Xacro simplifies complex URDF models with macros, constants and includes.")
     ]
+
+
+def test_the_extractive_answerer_s_choice_is_shown_first_with_its_section():
+    """Search scored the intro most similar; the answerer picked the list of message types: its
+    section is shown first, under its lead-in, and the intro's passage after it."""
+    intro = "Actions in ROS 2 provide a communication pattern for long-running tasks."
+    structure = (
+        "Actions are composed of three message types:\n\n1. **Goal**: what the action should do\n"
+        "2. **Feedback**: provides intermediate status updates\n3. **Result**: the final outcome of the action\n"
+    )
+    similarity = {intro: 0.9, "**Goal**: what the action should do": 0.4}
+    passages = scored([(1, intro), (2, structure)], similarity)
+    picks = [Pick(2, "Goal: what the action should do.", "Actions are composed of three message types")]
+    shown = focused(passages, picks=picks)
+    assert shown[0] == (
+        2,
+        "(Book) Actions are composed of three message types: Goal: what the action should do. "
+        "Feedback: provides intermediate status updates. Result: the final outcome of the action.",
+    )
+    assert shown[1][0] == 1
