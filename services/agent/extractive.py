@@ -95,6 +95,8 @@ _REASON_RE = re.compile(
     r"|allows?|enables?|helps?|lets|which means|this means|therefore|thus|otherwise)\b",
     re.IGNORECASE,
 )
+# A list of reasons: its items give them without "because" ("Why it fails:", "Benefits:").
+_REASONS_LABEL_RE = re.compile(r"\b(?:why|reasons?|benefits?|advantages?|because)\b", re.IGNORECASE)
 # Sentences about the text rather than its subject.
 _META_RE = re.compile(
     r"^(?:in\s+)?(?:this|the\s+following|these|the\s+next)\s+(?:[\w-]+\s+)?(?:tutorial|chapter|section"
@@ -111,7 +113,7 @@ _CHOICES_RE = re.compile(r"(?:^|\s)A\)\s.+\sB\)\s.+\sC\)\s")
 # Sections whose items say what a reader will learn or read next, not what the book teaches.
 _META_SECTION_RE = re.compile(
     r"\b(?:objectives?|what you(?:'ll| will) learn|goals|outcomes|next steps|further reading"
-    r"|resources|references|see also|exercises?|assignments?)\b",
+    r"|resources|references|see also|exercises?|assignments?|your tasks?|try with ai)\b",
     re.IGNORECASE,
 )
 DUPLICATE_JACCARD = 0.8
@@ -753,7 +755,9 @@ def _answer_form(question: Question, candidates: Sequence[_Candidate]) -> np.nda
     elif asked.form is AnswerForm.HOW:
         shaped = np.array([float(bool(_STEP_RE.search(c.shown))) for c in candidates])
     elif asked.form is AnswerForm.WHY:
-        shaped = np.array([float(bool(_REASON_RE.search(c.shown))) for c in candidates])
+        shaped = np.array(
+            [float(bool(_REASON_RE.search(c.shown) or _REASONS_LABEL_RE.search(c.label))) for c in candidates]
+        )
     else:
         shaped = np.zeros(len(candidates))
     return shaped

@@ -159,6 +159,26 @@ def test_a_list_question_answered_in_part_by_an_item_gets_the_whole_list():
     )
 
 
+def test_a_why_question_prefers_a_list_of_reasons_and_no_prompts_for_the_reader():
+    scenario = "The scenario: an assistant emails every draft it writes straight to the customers."
+    reasons = (
+        "Why it fails:\n\n- **Liability**: if the advice is wrong, you answer for it, not the AI\n"
+        "- **Qualification**: only licensed attorneys may practise law in most places\n"
+    )
+    prompt = "## Try With AI\nAsk your AI why a Digital FTE should not send legal opinions to clients alone."
+    similarity = {
+        scenario: 0.55,
+        "**Liability**: if the advice is wrong, you answer for it, not the AI": 0.5,
+        "Ask your AI why a Digital FTE should not send legal opinions to clients alone.": 0.9,
+    }
+    text = answer(
+        "Why should a Digital FTE not send legal opinions to clients?",
+        [f"{scenario}\n\n{reasons}", prompt],
+        similarity,
+    )
+    assert text.startswith("Why it fails [1]:\nLiability:") and "Ask your AI" not in text
+
+
 def test_a_list_items_label_counts_as_its_heading():
     """ "A typical embodied agent consists of:" is what its items answer, though they never say it."""
     text = (
