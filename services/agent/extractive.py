@@ -303,7 +303,10 @@ def choose_sentences(
     # "Era: 2000-2018") rather than in the sentence.
     if meaning[best] < weights.min_meaning and max(words[best], heading[best]) < weights.min_words:
         return []
-    if weights.rare_names_near and not _names_near(candidates, best, _rare_names(names, passages, weights)):
+    # A question asking for other words is about the reader's selection, which the query carries
+    # whole: its capitalised words ("Unchanged documents are skipped") are not names asked about.
+    particular = {} if understood.other_words else _rare_names(names, passages, weights)
+    if weights.rare_names_near and not _names_near(candidates, best, particular):
         return []
     if candidates[best].items and weights.whole_lists and not understood.wants_number:
         return _whole_list(candidates[best], passages, weights)

@@ -136,6 +136,16 @@ def test_a_name_the_question_asks_about_in_particular_must_be_near_the_answer():
     others = [f"Agents deploy to Kubernetes in step {n} of the deployment lesson." for n in range(4)]
     similarity = {"Chapters 49-58: local agent deployment on your machine": 0.7} | dict.fromkeys(others, 0.5)
     assert answer("How do I deploy my agent to Azure?", [credits, *others], similarity) == ""
+    # A selection carried in the query ("Explain this <selection>") names nothing asked about.
+    selection = "Unchanged documents are skipped: their content hash matches what is stored."
+    skipped = (
+        "## Ingest\nDocuments whose content hash matches the stored one are skipped.\n\n"
+        "## Identifiers\nUnchanged files keep the identifiers they were given."
+    )
+    similarity = {"Documents whose content hash matches the stored one are skipped.": 0.8} | dict.fromkeys(
+        others, 0.3
+    )
+    assert answer(f"Explain this {selection}", [skipped, *others], similarity).startswith("Documents whose")
     tesla = "Tesla was born in Smiljan in 1856. He studied engineering in Graz."
     others = [f"Alternating current powered the engineering lab {n}." for n in range(2)]
     similarity = {"He studied engineering in Graz.": 0.8} | dict.fromkeys(others, 0.3)
