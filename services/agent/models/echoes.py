@@ -113,6 +113,17 @@ class EchoFilter:
         return line_end if newline < 0 else newline + 1
 
 
+def shown_places(texts: Iterable[str]) -> list[str]:
+    """The places the passages were shown under: each text's opening `(Title > Section >
+    Heading)` (the heading its section stands under in the chunk is in no passage's heading)."""
+    places = []
+    for text in texts:
+        close = _closing(text, 0) if text.startswith("(") else None
+        if close is not None and close > 0:
+            places.append(text[1:close])
+    return places
+
+
 def _sub_paths(heading: str) -> list[str]:
     """Every run of consecutive parts of a place ("A > B > C": "A", "A > B", ..., "C")."""
     parts = [part.strip() for part in heading.split(" > ") if part.strip()]

@@ -54,7 +54,7 @@ from services.agent.extractive import (
     is_meta_sentence,
     shown_sentence,
 )
-from services.agent.models.echoes import EchoFilter
+from services.agent.models.echoes import EchoFilter, shown_places
 from services.agent.models.response_stream import ResponseWriter, function_call
 from services.agent.models.textguard import ProseGate, parse_text_tool_call
 from services.agent.passages import Passage
@@ -189,7 +189,8 @@ class GuidedModel(Model):
                     items, passages, search_failed=bool(outputs) and not searched, prompt=framing
                 )
                 echoes = EchoFilter(
-                    (p.heading for p in found), (framing.request, f"{QUESTION_LABEL} {question}")
+                    [*(p.heading for p in found), *shown_places(text for _, text in passages)],
+                    (framing.request, f"{QUESTION_LABEL} {question}"),
                 )
             gate = ProseGate([tool.name for tool in tools] or [TOOL_NAME], system_instructions or "")
             native: list[ResponseFunctionToolCall] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.agent.models.echoes import EchoFilter
+from services.agent.models.echoes import EchoFilter, shown_places
 
 HEADINGS = ["Launch Files and Parameters", "Book"]
 ANSWER = (
@@ -73,3 +73,12 @@ def test_a_line_that_is_only_a_place_is_dropped_with_its_marker(size):
         == "[1] HTTP is for testing; stdio is for production.\nThe Reliability Mindset matters in practice."
     )
     assert len(echoes.dropped) == 2
+
+
+def test_the_places_shown_include_the_heading_inside_the_chunk():
+    shown = ["(Book > Publisher-Subscriber (Topics)) Used for streaming data.", "No place here.", "(unclosed"]
+    assert shown_places(shown) == ["Book > Publisher-Subscriber (Topics)"]
+    text, _ = streamed(
+        ["[1] Publisher-Subscriber (Topics)\n[1] Used for streaming data."], headings=shown_places(shown)
+    )
+    assert text == "[1] Used for streaming data."
