@@ -194,14 +194,15 @@ class Conversation:
         )
         # Validated as an answer to the question in context: "What does this passage mean?" is
         # about the selected passage, "And in ROS 1?" about the question it follows.
-        checked = await checker.check(finished.search_query or question.query, finished)
+        asked = finished.search_query or question.query
+        checked = await checker.check(asked, finished)
         for number in checked.new_citations:
             yield Citation(index=number, source=finished.sources[number - 1])
         yield checked.validated
         outcome = Outcome(
             answer=checked.answer,
             sources=checked.cited if question.include_sources else [],
-            confidence=confidence(checked, finished.search_query or question.query),
+            confidence=confidence(checked, asked),
             query_type=classify_query(question.query, question.selected_text),
             validation=checked.validated,
             steps=finished.steps,

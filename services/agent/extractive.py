@@ -43,8 +43,9 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+import threading
 import unicodedata
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -60,6 +61,8 @@ from services.common.text.words import NUMBER_WORDS, STOPWORDS, TOKEN_RE, Analys
 
 # Passages whose sentences are kept split and analysed: related questions retrieve the same chunks.
 PASSAGE_CACHE_SIZE = 2048
+# Choices kept (ExtractiveAnswerer.choose): enough for the runs in flight at once.
+RECENT_CHOICES = 64
 NOT_COVERED = "The book does not cover this question: none of the retrieved passages answer it."
 # A decline names what the book does cover near the question, cited (worded so that the validator
 # reads it as a refusal too: services/validation/refusals.py).
@@ -226,14 +229,30 @@ class ExtractiveAnswerer:
     def __init__(self, embed: Embed | None = None, weights: Weights | None = None) -> None:
         self._embed = embed or EmbeddingCache(_local_embed)
         self.weights = weights or Weights()
+        # The latest choices, by question and passages: an LLM run asks once to show the model
+        # the chosen sections first, and again when its answer is judged (and for the fallback).
+        self._recent: OrderedDict[tuple, list[Pick]] = OrderedDict()
+        self._recent_lock = threading.Lock()
 
     def warm_up(self) -> None:
         """Loads the embedding model now (seconds), so that the first question does not wait for it."""
         self._embed(["warm up"])
 
     def choose(self, question: str, passages: Iterable[Passage]) -> list[Pick]:
-        """The answer's sentences, best first; empty when the passages do not answer the question."""
-        return choose_sentences(question, list(passages), self._embed, self.weights)
+        """The answer's sentences, best first; empty when the passages do not answer the question.
+        The same question over the same passages (texts and Search's scores) is chosen once."""
+        passages = list(passages)
+        key = (question, tuple((p.number, p.text, tuple(p.sentence_scores.items())) for p in passages))
+        with self._recent_lock:
+            if key in self._recent:
+                self._recent.move_to_end(key)
+                return list(self._recent[key])
+        picks = choose_sentences(question, passages, self._embed, self.weights)
+        with self._recent_lock:
+            self._recent[key] = picks
+            while len(self._recent) > RECENT_CHOICES:
+                self._recent.popitem(last=False)
+        return list(picks)
 
     async def answer(self, question: str, passages: Iterable[Passage], *, searched: bool = True) -> str:
         """The answer text: the chosen sentences, each cited, or the decline that says why there
@@ -359,20 +378,16 @@ def _names_by_page(names: Mapping[str, str], passages: Sequence[Passage]) -> dic
     retrieved from it: a section ("Action Message Structure: Goal, Feedback, Result") belongs
     to a page about ROS 2 actions although it never says "ROS 2" itself."""
     own = {
-        p.number: frozenset(
-            name
-            for name, written in names.items()
-            if _mentioned(_passage_analysis(f"{p.heading} ({p.url})", p.text), name, written)
-        )
+        p.number: frozenset(name for name, written in names.items() if _mentioned(_whole(p), name, written))
         for p in passages
     }
     by_page: dict[str, frozenset[str]] = {}
     for p in passages:
-        by_page[page_of(p)] = by_page.get(page_of(p), frozenset()) | own[p.number]
-    return {p.number: by_page[page_of(p)] for p in passages}
+        by_page[_page_of(p)] = by_page.get(_page_of(p), frozenset()) | own[p.number]
+    return {p.number: by_page[_page_of(p)] for p in passages}
 
 
-def page_of(passage: Passage) -> str:
+def _page_of(passage: Passage) -> str:
     """The page a passage comes from: its address without the section anchor, else its title."""
     return passage.url.split("#", 1)[0] if passage.url else passage.heading.split(" > ", 1)[0]
 
@@ -381,7 +396,7 @@ def _rare_names(names: Mapping[str, str], passages: Sequence[Passage], weights: 
     """The question's names that fewer than `rare_names_share` of the passages mention: what it
     asks about in particular ("Azure" in "How do I deploy my agent to Azure Container Apps?"),
     not what the book is about ("Python" in a Python book)."""
-    found = [_passage_analysis(f"{p.heading} ({p.url})", p.text) for p in passages]
+    found = [_whole(p) for p in passages]
     return {
         name: written
         for name, written in names.items()
@@ -502,7 +517,7 @@ def names_nowhere(question: str, passages: Sequence[Passage]) -> list[str]:
     names = question_names(question)
     if not names:
         return []
-    found = [_passage_analysis(f"{p.heading} ({p.url})", p.text) for p in passages]
+    found = [_whole(p) for p in passages]
     missing = [
         name for name, written in names.items() if not any(_mentioned(a, name, written) for a in found)
     ]
@@ -551,6 +566,11 @@ def _spelt_out(abbreviation: str, text: str) -> bool:
             if spelt == len(abbreviation):
                 return True
     return False
+
+
+def _whole(passage: Passage) -> Analysis:
+    """A whole passage with its place in the book and its address, analysed once."""
+    return _passage_analysis(f"{passage.heading} ({passage.url})", passage.text)
 
 
 @lru_cache(maxsize=PASSAGE_CACHE_SIZE)

@@ -413,3 +413,24 @@ def test_a_decline_names_the_places_nearby_without_what_would_cut_its_sentence()
         "Sensors > Calibrate the IMU Then test [2]."
     )
     assert is_decline(not_covered(passages)) and not_covered([]) == NOT_COVERED
+
+
+def test_the_same_question_over_the_same_passages_is_chosen_once():
+    """An LLM run asks the answerer twice (the sections shown first, then the judge)."""
+    from services.agent.extractive import ExtractiveAnswerer
+
+    embedded: list[str] = []
+
+    def embed(texts: list[str]) -> np.ndarray:
+        embedded.extend(texts)
+        return np.ones((len(texts), 3)) / np.sqrt(3)
+
+    text = "Tides rise twice a day. The moon pulls the sea toward it."
+    passages = [Passage(1, "Book > Tides", text, url="https://example.org/1")]
+    answerer = ExtractiveAnswerer(embed=embed)
+    first = answerer.choose("How often do tides rise?", passages)
+    calls = len(embedded)
+    assert first and answerer.choose("How often do tides rise?", passages) == first
+    assert len(embedded) == calls, "the second choice is the first one's"
+    answerer.choose("Why do tides rise?", passages)
+    assert len(embedded) > calls, "another question is chosen anew"
