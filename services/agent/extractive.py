@@ -7,25 +7,31 @@ all?) and, under `enforce`, the grounded stand-in for an LLM answer that failed 
 No generation, so nothing can be invented: every sentence of an answer is copied verbatim from a
 numbered passage and cited with that number. A sentence scores on
 - meaning: cosine similarity of its embedding with the question's (the local MiniLM model);
-- words: the IDF-weighted share of the question's content words it contains (IDF over the
-  retrieved sentences, so a word every passage repeats counts for little);
+- words: the IDF-weighted share of the question's content words and numbers it contains (IDF
+  over the retrieved sentences, so a word every passage repeats counts for little; "Claude Sonnet
+  4.5" is not answered by a sentence about Claude 3.5 Sonnet);
 - neighbourhood: the best word score of the sentences around it, since an answer often follows the
   sentence that names the subject ("Tesla was born in Smiljan. He studied in Graz.");
 - heading: the word score of the heading it stands under in its passage, since the items of a
   list under "Key characteristics of Physical AI" answer a question about them without repeating
-  its words;
+  its words; for a comparison, a list item also scores its whole list's words (the items
+  "Revolute: ..." and "Continuous: ..." together answer how the two joints differ);
 - answer type: a number for how many / when questions, a name the question does not already
   contain for who / where questions;
 - answer form: the shape of sentence the question asks for (query_type.question_form): for "what
   is X" a sentence defining X ("X is / refers to ...", "X: ..."), for "how" a step (an imperative,
   "by ...ing"), for "why" a reason ("because", "to ensure", "so that", "allows");
 - meta: a penalty for sentences about the text rather than its subject ("This tutorial covers
-  ...", "In this lesson you will ...", "Learn how to ...") and for the items of a section of
-  learning objectives, next steps or resources;
+  ...", "In this lesson you will ...", "Learn how to ...", a template's "[Describe your
+  feature]") and for the items of a section of learning objectives, next steps or resources;
 - retrieval rank: a small bonus for the passages the retriever put first.
 Only the sentences that score best on words (with their neighbourhood) are embedded: on SQuAD the
 top 10 of about 25 lose nothing measurable, and a cold answer over five long chunks embeds 20
 sentences instead of a hundred.
+A table's data rows are sentences too, each read cell by cell under its header ("Documentation
+— Points: 15; Evaluation Criteria: ...", services/common/text/tables.py), quoted so, and validated
+so. A sentence that only restates the question ("Symptoms: LiDAR returns all zeros, inf, or NaN.")
+never answers it: the answer is what follows.
 The best sentence answers; up to two more follow when they fit the length budget and score close
 to it: half its score suffices within its own passage (neighbours complete it), nine tenths from
 another passage; a sentence saying what a chosen one already says (near_duplicate), or one about
@@ -113,12 +119,20 @@ _META_RE = re.compile(
 # The options of a multiple-choice question ("A) Use ... B) Use ... C) ..."): mostly wrong on
 # purpose, and none is stated as true.
 _CHOICES_RE = re.compile(r"(?:^|\s)A\)\s.+\sB\)\s.+\sC\)\s")
+# A template's blank for the reader to fill ("[Describe your feature]", "[Single / Coordinator /
+# Sequential]"): a bracket opened after a space (not "dict[str, int]"), holding words (not a
+# citation "[1]"), and not a link.
+_PLACEHOLDER_RE = re.compile(r"(?:^|(?<=[\s(\"'“]))\[[^\]\d\s][^\]]*\](?!\()")
 # Sections whose items say what a reader will learn or read next, not what the book teaches.
 _META_SECTION_RE = re.compile(
     r"\b(?:objectives?|what you(?:'ll| will) learn|goals|outcomes|next steps|further reading"
     r"|resources|references|see also|exercises?|assignments?|your tasks?|try with ai)\b",
     re.IGNORECASE,
 )
+# A sentence this long or longer (content words) that adds no word to the question's, past a
+# label of at most ECHO_LABEL_WORDS words, only restates it (_echoes).
+ECHO_MIN_TERMS = 3
+ECHO_LABEL_WORDS = 3
 DUPLICATE_JACCARD = 0.8
 DUPLICATE_CONTAINMENT = 0.9
 _SENTENCE_CLOSE_RE = re.compile(r"[.!?]['\"”’)\]]*$")
@@ -148,6 +162,13 @@ class Weights:
     form: float = 0.2
     # An item of a list, for a question asking for several things (question.wants_list).
     listing: float = 0.1
+    # The word score of a list item's whole list (its label and every item, fragments too): "What
+    # is the difference between a revolute and a continuous joint?" is answered by the list whose
+    # items are "Revolute: ..." and "Continuous: ...", though each names one of them.
+    # Comparisons only (question.compares); tune splits at 0 / 0.2 / 0.3 / 0.5: physical-ai
+    # 23 / 25 / 24 / 24 correct, agentfactory 21 / 21 / 21 / 21. For every list question too it
+    # changed nothing at 0.2, and brought summary lists ("Key Mental Models") in without it.
+    list_words: float = 0.2
     meta: float = 0.5
     heading: float = 0.5
     # Sentences beyond the first must reach this share of the best score: a lower share for the
@@ -289,7 +310,7 @@ def choose_sentences(
         return []
     asked = Analysis(question)
     understood = understand(question)
-    words, heading = _word_scores(asked, candidates)
+    words, heading, whole_list = _word_scores(asked, candidates, passages)
     neighbourhood = _neighbourhood(candidates, words)
     shortlist = np.argsort(-(words + neighbourhood + heading), kind="stable")[: weights.max_embedded]
     scored = {(p.number, span): score for p in passages for span, score in p.sentence_scores.items()}
@@ -306,6 +327,7 @@ def choose_sentences(
         + weights.words * words
         + weights.neighbourhood * neighbourhood
         + weights.heading * heading
+        + weights.list_words * whole_list * understood.compares
         + weights.answer_type * answer_type
         + weights.form * form
         + weights.listing * _listing(understood, candidates)
@@ -314,7 +336,13 @@ def choose_sentences(
         - weights.names_missing * (1 - about)
     )
     order = [int(i) for i in np.argsort(-scores, kind="stable")]
-    answering = [i for i in order if _can_answer(understood, candidates[i], weights)]
+    # A question asking for other words quotes its selection: that is no echo.
+    echoes = (
+        set()
+        if understood.other_words
+        else {i for i, c in enumerate(candidates) if _echoes(asked, c.analysis)}
+    )
+    answering = [i for i in order if _can_answer(understood, candidates[i], weights) and i not in echoes]
     if not answering:
         return []
     best = answering[0]
@@ -337,7 +365,7 @@ def choose_sentences(
         ratio = weights.follow_ratio if same_passage else weights.follow_ratio_other
         if len(picks) == weights.max_sentences:
             break
-        if index == best or scores[index] < ratio * scores[best] or candidate.meta:
+        if index == best or scores[index] < ratio * scores[best] or candidate.meta or index in echoes:
             continue
         if not about[index]:
             continue
@@ -362,6 +390,17 @@ def _can_answer(question: Question, candidate: _Candidate, weights: Weights) -> 
     if candidate.meta and weights.meta_answers_nothing:
         return False
     return not (weights.number_needed and question.wants_quantity and not _holds_number(candidate.analysis))
+
+
+def _echoes(asked: Analysis, sentence: Analysis) -> bool:
+    """Whether a sentence only restates the question: past its label, no content word or number
+    the question does not have. "Symptoms: LiDAR returns all zeros, inf, or NaN." states the
+    problem of "What should I check when a LiDAR returns all zeros, inf or NaN?"; the answer is
+    what follows it. ("He studied engineering in Graz." adds Graz: it answers.)"""
+    label, colon, rest = sentence.text.partition(": ")
+    stated = Analysis(rest) if colon and len(TOKEN_RE.findall(label)) <= ECHO_LABEL_WORDS else sentence
+    novel = (stated.term_set - asked.term_set) | (stated.numbers - asked.numbers)
+    return len(stated.term_set) >= ECHO_MIN_TERMS and not novel
 
 
 def _about_names(names: Mapping[str, str], mentioned: frozenset[str], weights: Weights) -> bool:
@@ -441,7 +480,8 @@ def _whole_list(best: _Candidate, passages: Sequence[Passage], weights: Weights)
     "What are the three categories of sensors?" is answered by the list, not by its best item.
     (Not for a question asking for a number: that is one item.)"""
     text = next(p.text for p in passages if p.number == best.number)
-    shown = [shown_sentence(text[a:b]) for a, b in best.items]
+    analysed = {sentence.span: sentence.shown for sentence in _analysed_sentences(text)}
+    shown = [analysed.get((a, b)) or shown_sentence(text[a:b]) for a, b in best.items]
     first = 0
     at = best.items.index(best.span)
     while sum(len(item) for item in shown[first : at + 1]) > weights.list_budget_chars and first < at:
@@ -661,17 +701,18 @@ def _analysed_sentences(text: str) -> tuple[_Sentence, ...]:
     """A passage's sentences, split and analysed once (an Analysis computes each view once),
     each with its offsets, its display form, the heading it stands under in the passage ("" for
     none; a list item's label belongs to it: "A typical embodied agent consists of:" is what its
-    items answer), and for a list item its label and its list."""
+    items answer), and for a list item its label and its list. A table's data rows are among
+    them, read and quoted each cell under its header ("Documentation — Points: 15; ...")."""
     return tuple(
         _Sentence(
             (s.start, s.end),
-            Analysis(normalise(text[s.start : s.end])),
-            shown_sentence(text[s.start : s.end]),
+            Analysis(normalise(s.reading or text[s.start : s.end])),
+            shown_sentence(s.reading or text[s.start : s.end]),
             _heading(f"{s.heading}\n{s.label}" if s.label else s.heading),
             s.label,
             s.items,
         )
-        for s in sectioned_sentences(text)
+        for s in sectioned_sentences(text, with_tables=True)
     )
 
 
@@ -694,9 +735,9 @@ def is_meta_section(heading: str) -> bool:
 
 
 def is_meta_sentence(shown: str) -> bool:
-    """A sentence about the text rather than its subject ("This tutorial covers ..."), or a
-    quiz's options."""
-    return bool(_META_RE.search(shown) or _CHOICES_RE.search(shown))
+    """A sentence about the text rather than its subject ("This tutorial covers ..."), a quiz's
+    options, or a template for the reader to fill in."""
+    return bool(_META_RE.search(shown) or _CHOICES_RE.search(shown) or _PLACEHOLDER_RE.search(shown))
 
 
 def _section_of(heading: str) -> str:
@@ -721,27 +762,48 @@ def _meaning(
     return meaning
 
 
-def _word_scores(asked: Analysis, candidates: Sequence[_Candidate]) -> tuple[np.ndarray, np.ndarray]:
-    """IDF-weighted share of the question's content words in each sentence, and in the heading
-    it stands under in its passage (0 without one)."""
-    document_frequency = Counter(term for c in candidates for term in c.analysis.term_set)
+def _word_scores(
+    asked: Analysis, candidates: Sequence[_Candidate], passages: Sequence[Passage]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """IDF-weighted share of the question's content words in each sentence, in the heading it
+    stands under in its passage (0 without one), and for a list item in its whole list."""
+    document_frequency = Counter(term for c in candidates for term in _matched_terms(c.analysis))
     total = len(candidates)
 
     def idf(term: str) -> float:
         return math.log(1 + total / (1 + document_frequency[term]))
 
-    wanted = {term: idf(term) for term in asked.term_set}
+    wanted = {term: idf(term) for term in _matched_terms(asked)}
     weight = sum(wanted.values())
     if not weight:
-        return np.zeros(total), np.zeros(total)
+        return np.zeros(total), np.zeros(total), np.zeros(total)
 
     def share(terms: frozenset[str]) -> float:
         return sum(w for t, w in wanted.items() if t in terms) / weight
 
+    texts = {p.number: p.text for p in passages}
     return (
-        np.array([share(c.analysis.term_set) for c in candidates]),
+        np.array([share(_matched_terms(c.analysis)) for c in candidates]),
         np.array([share(c.heading_terms) for c in candidates]),
+        np.array(
+            [
+                share(_list_terms(texts[c.number], c.items) | c.heading_terms) if c.items else 0.0
+                for c in candidates
+            ]
+        ),
     )
+
+
+@lru_cache(maxsize=PASSAGE_CACHE_SIZE)
+def _list_terms(text: str, items: tuple[tuple[int, int], ...]) -> frozenset[str]:
+    """The content words and numbers of every item of a list."""
+    return _matched_terms(Analysis("\n".join(display_text(text[a:b]) for a, b in items)))
+
+
+def _matched_terms(text: Analysis) -> frozenset[str]:
+    """The content words and numbers a question and a sentence share: "Claude Sonnet 4.5" is not
+    answered by a sentence about Claude 3.5 Sonnet."""
+    return text.term_set | {number for number in text.numbers if len(number) > 1}
 
 
 def _neighbourhood(candidates: Sequence[_Candidate], words: np.ndarray) -> np.ndarray:

@@ -47,6 +47,14 @@ def numbers_elsewhere(claim: Analysis, chunk: ChunkEvidence, context_numbers: fr
     return sorted((claim.numbers & context_numbers) - chunk.analysis.numbers)
 
 
+def numbers_from_other_rows(claim: Analysis, chunk: ChunkEvidence, best: Passage) -> list[str]:
+    """Numbers of a claim resting on a table row that the row does not state but the chunk does:
+    "Documentation — Points: 25" when 25 is another row's points."""
+    if not best.tabular:
+        return []
+    return sorted((claim.numbers & chunk.analysis.numbers) - best.numbers)
+
+
 def subject_elsewhere(subject: frozenset[str], best: Passage) -> list[str]:
     """The claim's subject words when its best passage names none of them."""
     return [] if best.is_about(subject) else sorted(subject)
@@ -114,6 +122,13 @@ def hard_check_failures(
         missing_names(claim, chunk) if names else [],
         unmatched_negations(claim, passages) if negations else [],
         subject_elsewhere(subject, passages[0]),
-        numbers_elsewhere(claim, chunk, context_numbers) if numbers else [],
+        sorted(
+            set(
+                numbers_elsewhere(claim, chunk, context_numbers)
+                + numbers_from_other_rows(claim, chunk, passages[0])
+            )
+        )
+        if numbers
+        else [],
         contradicted_words(claim, passages[0]),
     )

@@ -9,6 +9,10 @@ Subscriber (Topics)", "- Used for streaming data like sensor readings" says that
 used for streaming data. Alone it has no subject, and would support "URDF is used for streaming
 data" as well as the truth.
 
+A table row is read cell by cell under its header (services/common/text/tables.py), as the
+answerer quotes it, and always alone: its numbers are its own, not its neighbours' ("Documentation
+— Points: 25" is not supported by the rubric row "Documentation | 15" beside "Communication | 25").
+
 A claim may add a common verb its source leaves implicit ("Revolute joints allow rotational
 movement with limits" for "**Revolute**: Rotational movement with limits"): such a word
 (wordlists/paraphrase_words.txt) counts only when the chunk states it, so it is neither a word
@@ -23,6 +27,7 @@ from functools import cached_property
 
 from services.common.text.display import display_text
 from services.common.text.lists import read_list
+from services.common.text.tables import table_rows
 from services.common.text.units import UnitKind, sentence_units
 from services.common.text.words import Analysis, capitalised_words, is_content_word, stem
 
@@ -42,6 +47,10 @@ class Passage:
     # Terms the passage states the opposite of: "Unlimited rotational movement" negates "limit",
     # "(no constraints)" negates "constraint".
     negated: frozenset[str] = frozenset()
+    # The numbers its sentences state, and whether it is a table row (always alone: a row's
+    # number belongs to its row, "Documentation — Points: 15", not to its neighbours).
+    numbers: frozenset[str] = frozenset()
+    tabular: bool = False
 
     def is_about(self, subject: frozenset[str]) -> bool:
         """Whether the passage (a list item with its heading) names the subject (any subject
@@ -85,6 +94,8 @@ class ChunkEvidence:
         passages = []
         for size in range(1, min(self._window_sentences, len(analysed)) + 1):
             for first in range(len(analysed) - size + 1):
+                if size > 1 and any(sentence.written for sentence in self._read[first : first + size]):
+                    continue  # a table's rows are records: a claim merging two recombines them
                 window = analysed[first : first + size]
                 shown = [readings[0] for readings in window]
                 passages.append(
@@ -98,6 +109,8 @@ class ChunkEvidence:
                         ),
                         frozenset().union(*(a.negations for a in shown)),
                         frozenset().union(*(negated_terms(a) for a in shown)),
+                        frozenset().union(*(a.numbers for a in shown)),
+                        bool(self._read[first].written),
                     )
                 )
         return passages
@@ -113,6 +126,8 @@ class ReadSentence:
 
     text: str
     heading: str = ""
+    # A table row as written ("| **Revolute** | Rotational | ..."), when `text` is its reading.
+    written: str = ""
 
     @property
     def shown(self) -> str:
@@ -124,6 +139,8 @@ class ReadSentence:
         """The texts whose words and phrases the sentence states: a list item's words pair with
         its heading's either way round, and a labelled item's label comes first ("Revolute
         joints: rotational movement ..." is what "**Revolute**: ..." says under "Joints")."""
+        if self.written:
+            return (self.text, self.written)
         if not self.heading:
             return (self.text,)
         label, colon, rest = self.text.partition(":")
@@ -133,13 +150,19 @@ class ReadSentence:
 
 
 def read_sentences(text: str) -> list[ReadSentence]:
-    """The text's sentences, each list item with the heading it stands under."""
+    """The text's sentences, each list item with the heading it stands under, each table row
+    read cell by cell under its header (as the answerer quotes it: services.common.text.tables)."""
     read = []
     heading = ""
-    for unit in sentence_units(text):
+    units = sentence_units(text)
+    rows = table_rows(text, units)
+    for index, unit in enumerate(units):
         sentence = text[unit.start : unit.end]
         if unit.kind == UnitKind.HEADING:
             heading = display_text(sentence)
+        if index in rows:
+            read.append(ReadSentence(rows[index].reading, written=sentence))
+            continue
         read.append(ReadSentence(sentence, heading if unit.kind == UnitKind.LIST_ITEM else ""))
     return read or [ReadSentence(text)]
 

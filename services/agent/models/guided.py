@@ -347,11 +347,12 @@ def _best_section(passage: Passage, budget: int, anchor: str = "") -> tuple[floa
     ending with the heading the section stands under in the chunk; "" when none is scored. The
     best sentence is the one shown as `anchor` when there is one, else Search's best.
     Sentences about the text, and sections of them (learning objectives, exercises), are not
-    shown: a small model quoted "Master the use of xacro" as what xacro does."""
+    shown: a small model quoted "Master the use of xacro" as what xacro does. A table's rows are
+    shown as they read, each cell under its header (as the answerer quotes them)."""
     innermost = passage.heading.rsplit(" > ", 1)[-1]
     sentences = [
         s
-        for s in sectioned_sentences(passage.text)
+        for s in sectioned_sentences(passage.text, with_tables=True)
         if not is_meta_sentence(_shown(passage, s)) and not is_meta_section(s.heading or innermost)
     ]
     scores = passage.sentence_scores
@@ -389,7 +390,7 @@ def _best_section(passage: Passage, budget: int, anchor: str = "") -> tuple[floa
 
 
 def _shown(passage: Passage, sentence: ProseSentence) -> str:
-    return shown_sentence(passage.text[sentence.start : sentence.end])
+    return shown_sentence(sentence.reading or passage.text[sentence.start : sentence.end])
 
 
 def _first_known_call(

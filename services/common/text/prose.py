@@ -13,6 +13,9 @@ on its own, so these are left out:
 Words are counted in the text as displayed (`display.display_text`). Spans are offsets into the
 chunk text (in code points), so a client can highlight a sentence where it stands.
 
+The extractive answerer also reads a table's data rows (`with_tables`), each as its cells under
+their headers (tables.py); Search scores prose alone.
+
 A list item means little without what it is a list of ("Used for streaming data" is about
 Topics only under "#### Publisher-Subscriber (Topics)"), so each one knows its label (the line
 introducing the list, or else the heading above it) and the spans of every item of its list,
@@ -25,7 +28,8 @@ import re
 from dataclasses import dataclass
 
 from services.common.text.display import display_text
-from services.common.text.units import PROSE_KINDS, Unit, UnitKind, sentence_units
+from services.common.text.tables import table_rows
+from services.common.text.units import PROSE_KINDS, Unit, UnitKind, runs, sentence_units
 from services.common.text.words import TOKEN_RE, Analysis
 
 MIN_SENTENCE_WORDS = 3
@@ -50,6 +54,9 @@ class ProseSentence:
     # its list in order, itself included. Empty for other sentences.
     label: str = ""
     items: tuple[tuple[int, int], ...] = ()
+    # For a table's data row: how it reads, each cell under its header (tables.row_reading); its
+    # label is the heading above the table and its items are the table's rows.
+    reading: str = ""
 
 
 def prose_sentences(text: str) -> list[tuple[int, int]]:
@@ -57,16 +64,24 @@ def prose_sentences(text: str) -> list[tuple[int, int]]:
     return [(sentence.start, sentence.end) for sentence in sectioned_sentences(text)]
 
 
-def sectioned_sentences(text: str) -> list[ProseSentence]:
+def sectioned_sentences(text: str, *, with_tables: bool = False) -> list[ProseSentence]:
     """The prose sentences of the text, in order, each with the heading it stands under (and, for
-    a list item, its label and its list)."""
+    a list item, its label and its list). `with_tables` adds the data rows of its tables, as they
+    read (the answerer quotes them; Search scores prose only)."""
     found = []
     heading = ""
     units = sentence_units(text)
     lists = _lists(text, units)
+    rows = table_rows(text, units) if with_tables else {}
     for index, unit in enumerate(units):
         if unit.kind == UnitKind.HEADING:
             heading = display_text(text[unit.start : unit.end])
+        if index in rows:
+            row = rows[index]
+            label = HEADING_NUMBER_RE.sub("", heading)
+            label = label if says_something(label) else ""
+            found.append(ProseSentence(unit.start, unit.end, heading, label, row.rows, row.reading))
+            continue
         if unit.kind not in PROSE_KINDS:
             continue
         shown = display_text(text[unit.start : unit.end])
@@ -89,14 +104,7 @@ def _lists(text: str, units: list[Unit]) -> dict[int, tuple[str, tuple[tuple[int
     items. A list is a run of
     list item units; anything else ends it."""
     found: dict[int, tuple[str, tuple[tuple[int, int], ...]]] = {}
-    index = 0
-    while index < len(units):
-        if units[index].kind != UnitKind.LIST_ITEM:
-            index += 1
-            continue
-        end = index
-        while end < len(units) and units[end].kind == UnitKind.LIST_ITEM:
-            end += 1
+    for index, end in runs(units, UnitKind.LIST_ITEM):
         lead_in = ""
         if index > 0:
             above = display_text(text[units[index - 1].start : units[index - 1].end])
@@ -105,7 +113,6 @@ def _lists(text: str, units: list[Unit]) -> dict[int, tuple[str, tuple[tuple[int
         items = tuple((unit.start, unit.end) for unit in units[index:end])
         for member in range(index, end):
             found[member] = (lead_in, items)
-        index = end
     return found
 
 

@@ -111,6 +111,18 @@ def wants_list(query: str) -> bool:
     return bool(_LIST_Q_RE.search(" ".join(query.split())))
 
 
+_COMPARES_RE = re.compile(
+    r"\b(?:differences?|differ|differs|compared?|compares|comparison|versus|vs\.?|rather than|instead of)\b",
+    re.IGNORECASE,
+)
+
+
+def compares(query: str) -> bool:
+    """A question setting two or more things side by side ("What is the difference between a
+    revolute and a continuous joint?", "X rather than Y"): the answer names each of them."""
+    return bool(_COMPARES_RE.search(query))
+
+
 def wants_name(query: str) -> bool:
     """A question answered by a name (who, where, which ...), when it is not one for a number."""
     return not wants_number(query) and bool(_NAME_Q_RE.search(query))
@@ -215,6 +227,7 @@ class Question:
     wants_name: bool
     other_words: bool
     wants_list: bool
+    compares: bool
     # Its content words, stemmed: what an answer must be about.
     focus: frozenset[str]
 
@@ -230,6 +243,7 @@ def understand(query: str, selected_text: str = "") -> Question:
         wants_name=wants_name(query),
         other_words=asks_for_other_words(query),
         wants_list=wants_list(query),
+        compares=compares(query),
         focus=Analysis(query).term_set,
     )
 

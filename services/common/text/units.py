@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from services.common.text.display import HTML_TAG_RE, LINK_RE
@@ -186,6 +187,21 @@ def sentence_units(text: str) -> list[Unit]:
             kind = line_starts[bisect_right(starts, begin + lead) - 1][1]
             units.append(Unit(begin + lead, begin + tail, kind))
     return units
+
+
+def runs(units: list[Unit], kind: str) -> Iterator[tuple[int, int]]:
+    """Each run of consecutive units of one kind (a list's items, a table's rows), as the
+    indexes [first, end) of its units."""
+    index = 0
+    while index < len(units):
+        if units[index].kind != kind:
+            index += 1
+            continue
+        end = index
+        while end < len(units) and units[end].kind == kind:
+            end += 1
+        yield index, end
+        index = end
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:

@@ -434,3 +434,83 @@ def test_the_same_question_over_the_same_passages_is_chosen_once():
     assert len(embedded) == calls, "the second choice is the first one's"
     answerer.choose("Why do tides rise?", passages)
     assert len(embedded) > calls, "another question is chosen anew"
+
+
+RUBRIC = (
+    "### 4. Assessment Rubric\n"
+    "| Component | Points | Evaluation Criteria |\n"
+    "|-----------|--------|-------------------|\n"
+    "| **Code Quality** | 20 | Well-structured, properly commented, following ROS 2 conventions |\n"
+    "| **Communication Patterns** | 25 | Correct use of topics, services, and actions |\n"
+    "| **Documentation** | 15 | Clear README, inline comments, and setup instructions |\n"
+)
+
+
+async def test_a_table_row_answers_under_its_headers_and_the_validator_reads_it_so():
+    """Search scores prose only: the rows are embedded here, by the local model."""
+    from services.common.embedding import local_embedding_model
+
+    intro = "This document defines the grading standards for the Module 2 assessment project."
+    passages = [Passage(1, "Module 1 Assessment", RUBRIC, url="https://example.org/1")]
+    passages.append(Passage(2, "Evaluation Criteria", intro, url="https://example.org/2"))
+    picks = choose_sentences(
+        "How many points is documentation worth in the assessment rubric?",
+        passages,
+        local_embedding_model().embed,
+        Weights(),
+    )
+    text = compose_answer(picks)
+    assert text.startswith(
+        "Assessment Rubric [1]:\nDocumentation — Points: 15; Evaluation Criteria: Clear README, inline "
+        "comments, and setup instructions. [1]"
+    )
+    context = [ContextChunk("1", RUBRIC), ContextChunk("2", intro)]
+    verdict = await OfflineChecker().check("", text, context, [], None)
+    assert verdict.is_grounded and verdict.citations_valid == verdict.citations_found
+
+
+def test_a_placeholder_for_the_reader_to_fill_is_no_answer():
+    template = "Multi-agent pattern: [Single / Coordinator / Sequential / Human-in-the-Loop]."
+    content = "The coordinator pattern routes independent subtasks to agents that run in parallel."
+    similarity = {template: 0.8, content: 0.6}
+    question = "When should I use the coordinator pattern for agents?"
+    assert answer(question, [template, content], similarity) == f"{content} [2]"
+
+
+def test_a_number_the_question_names_tells_sentences_apart():
+    old = "Cursor uses Claude 3.5 Sonnet by default, with a context window of 200K tokens."
+    new = "Claude Sonnet 4.5 offers a 1M token context window in its extended mode."
+    similarity = {old: 0.62, new: 0.6}
+    question = "How large is the context window of Claude Sonnet 4.5?"
+    assert answer(question, [old, new], similarity).startswith(f"{new} [2]")
+
+
+def test_a_sentence_restating_the_question_gives_way_to_what_follows_it():
+    text = (
+        "### LiDAR Issues\n**Symptoms**: LiDAR returns all zeros, inf, or NaN.\n\n**Solutions**:\n"
+        "- Check sensor range parameters in SDF\n- Verify there are objects in the sensor's field of view\n"
+    )
+    similarity = {
+        "**Symptoms**: LiDAR returns all zeros, inf, or NaN.": 0.86,
+        "Check sensor range parameters in SDF": 0.3,
+        "Verify there are objects in the sensor's field of view": 0.23,
+    }
+    assert answer("What should I check when a LiDAR returns all zeros, inf or NaN?", [text], similarity) == (
+        "Solutions [1]:\nCheck sensor range parameters in SDF. [1] "
+        "Verify there are objects in the sensor's field of view. [1]"
+    )
+
+
+def test_a_comparison_prefers_the_list_whose_items_name_each_side():
+    joints = (
+        "URDF joints connect links and define how they can move:\n"
+        "- **Revolute**: Rotational movement with limits\n- **Continuous**: Unlimited rotation\n"
+        "- **Prismatic**: Linear sliding movement with limits\n"
+    )
+    intro = "For humanoid robots, URDF is essential for simulation, visualization, and kinematic analysis."
+    similarity = {intro: 0.5, "**Revolute**: Rotational movement with limits": 0.35}
+    question = "What is the difference between a revolute and a continuous joint in URDF?"
+    assert answer(question, [intro, joints], similarity).startswith(
+        "URDF joints connect links and define how they can move [2]:\nRevolute: Rotational movement with limits. [2] "
+        "Continuous: Unlimited rotation. [2]"
+    )

@@ -574,3 +574,17 @@ def test_the_extractive_answerer_s_choice_is_shown_first_with_its_section():
         "Feedback: provides intermediate status updates. Result: the final outcome of the action.",
     )
     assert shown[1][0] == 1
+
+
+def test_a_table_row_the_answerer_chose_is_shown_with_its_table_as_rows_read():
+    intro = "Submit your project by Friday."
+    table = (
+        "### Assessment Rubric\n| Component | Points |\n|---|---|\n| **Code Quality** | 20 |\n"
+        "| **Documentation** | 15 |\n"
+    )
+    passages = scored([(1, intro), (2, table)], {intro: 0.9})
+    shown = focused(passages, picks=[Pick(2, "Documentation — Points: 15.", "Assessment Rubric")])
+    assert shown[0] == (
+        2,
+        "(Book > Assessment Rubric) Code Quality — Points: 20. Documentation — Points: 15.",
+    )

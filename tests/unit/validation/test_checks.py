@@ -86,3 +86,17 @@ async def test_reasons_name_the_failed_check(checker):
         result = await checker.check("", answer, context, [], None)
         assert not result.is_grounded
         assert result.claims[0].reason.startswith(reason)
+
+
+async def test_a_table_row_holds_its_own_numbers_not_its_neighbours(checker):
+    table = (
+        "| Component | Points |\n|---|---|\n| **Code Quality** | 20 |\n| **Communication** | 25 |\n"
+        "| **Documentation** | 15 |\n"
+    )
+    context = [ContextChunk("1", table)]
+    right = await checker.check("", "Documentation — Points: 15. [1]", context, [], None)
+    assert right.is_grounded
+    for wrong in ("Documentation — Points: 25. [1]", "Documentation is worth 20 points. [1]"):
+        verdict = await checker.check("", wrong, context, [], None)
+        assert not verdict.is_grounded, wrong
+        assert "is from another passage" in verdict.claims[0].reason
