@@ -712,7 +712,7 @@ def _analysed_sentences(text: str) -> tuple[_Sentence, ...]:
             s.label,
             s.items,
         )
-        for s in sectioned_sentences(text, with_tables=True)
+        for s in sectioned_sentences(text, for_answers=True)
     )
 
 

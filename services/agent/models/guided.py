@@ -352,7 +352,7 @@ def _best_section(passage: Passage, budget: int, anchor: str = "") -> tuple[floa
     innermost = passage.heading.rsplit(" > ", 1)[-1]
     sentences = [
         s
-        for s in sectioned_sentences(passage.text, with_tables=True)
+        for s in sectioned_sentences(passage.text, for_answers=True)
         if not is_meta_sentence(_shown(passage, s)) and not is_meta_section(s.heading or innermost)
     ]
     scores = passage.sentence_scores

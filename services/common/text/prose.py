@@ -39,6 +39,11 @@ _SENTENCE_CLOSE_RE = re.compile(r"[.!]['\"”’)\]]*$")
 HEADING_NUMBER_RE = re.compile(
     r"^(?:(?:step|phase|part|issue|scenario)\s+)?\d+(?:\.\d+)*[.:)]?\s+", re.IGNORECASE
 )
+# A finite verb saying that something is so (not an instruction to the reader).
+_STATEMENT_RE = re.compile(
+    r"\b(?:is|are|was|were|has|have|requires?|needs?|supports?|must|should|can|cannot|will|means)\b",
+    re.IGNORECASE,
+)
 # "Label: value" where the value holds a figure.
 _LABELLED_FIGURE_RE = re.compile(r"^[^:]{1,40}:\s*\S*\d")
 
@@ -64,15 +69,17 @@ def prose_sentences(text: str) -> list[tuple[int, int]]:
     return [(sentence.start, sentence.end) for sentence in sectioned_sentences(text)]
 
 
-def sectioned_sentences(text: str, *, with_tables: bool = False) -> list[ProseSentence]:
+def sectioned_sentences(text: str, *, for_answers: bool = False) -> list[ProseSentence]:
     """The prose sentences of the text, in order, each with the heading it stands under (and, for
-    a list item, its label and its list). `with_tables` adds the data rows of its tables, as they
-    read (the answerer quotes them; Search scores prose only)."""
+    a list item, its label and its list). `for_answers` adds what the answerer quotes besides
+    (Search scores prose only): the data rows of its tables, as they read, and the lines ending
+    with ":" that introduce no list ("Python 3.10+ is required for ROS 2 Humble:" above a code
+    block states a fact; a list's lead-in is its items' label)."""
     found = []
     heading = ""
     units = sentence_units(text)
     lists = _lists(text, units)
-    rows = table_rows(text, units) if with_tables else {}
+    rows = table_rows(text, units) if for_answers else {}
     for index, unit in enumerate(units):
         if unit.kind == UnitKind.HEADING:
             heading = display_text(text[unit.start : unit.end])
@@ -85,7 +92,9 @@ def sectioned_sentences(text: str, *, with_tables: bool = False) -> list[ProseSe
         if unit.kind not in PROSE_KINDS:
             continue
         shown = display_text(text[unit.start : unit.end])
-        if shown.endswith((":", "?")):
+        if shown.endswith("?") or (
+            shown.endswith(":") and not (for_answers and _states(shown, units, index))
+        ):
             continue
         fragment = unit.kind == UnitKind.LIST_ITEM or not _SENTENCE_CLOSE_RE.search(shown)
         fragment = fragment and not _LABELLED_FIGURE_RE.match(shown)
@@ -96,6 +105,15 @@ def sectioned_sentences(text: str, *, with_tables: bool = False) -> list[ProseSe
             label = label if says_something(label) else ""
             found.append(ProseSentence(unit.start, unit.end, heading, label, items))
     return found
+
+
+def _states(shown: str, units: list[Unit], index: int) -> bool:
+    """Whether a line ending with ":" states a fact of its own: it introduces no list (a list's
+    lead-in is its items' label) and says something is so ("Python 3.10+ is required for ROS 2
+    Humble:"), where "Create a validation script to check LiDAR data:" only announces the code
+    below it."""
+    introduces_list = index + 1 < len(units) and units[index + 1].kind == UnitKind.LIST_ITEM
+    return not introduces_list and bool(_STATEMENT_RE.search(shown))
 
 
 def _lists(text: str, units: list[Unit]) -> dict[int, tuple[str, tuple[tuple[int, int], ...]]]:

@@ -68,3 +68,19 @@ def test_a_list_item_knows_its_label_and_its_list():
         ("A brainstorm document that is far too vague", "", 1),
         ("A paragraph stands here on its own.", "", 0),
     ]
+
+
+def test_the_answerer_also_reads_a_line_ending_with_a_colon_that_states_a_fact():
+    text = (
+        "Python 3.10+ is required for ROS 2 Humble Hawksbill compatibility:\n```bash\npython3 --version\n```\n"
+        "Create a validation script to check the LiDAR data:\n```python\nprint(scan)\n```\n"
+        "A typical embodied agent has several key components:\n- Sensors that perceive the world around it\n"
+    )
+    quoted = [normalise(text[s.start : s.end]) for s in sectioned_sentences(text, for_answers=True)]
+    assert quoted == [
+        "Python 3.10+ is required for ROS 2 Humble Hawksbill compatibility:",
+        "Sensors that perceive the world around it",  # its lead-in is its label, not a sentence
+    ]
+    assert [normalise(text[a:b]) for a, b in prose_sentences(text)] == [
+        "Sensors that perceive the world around it"
+    ]

@@ -41,7 +41,7 @@ def test_a_table_without_a_header_reads_its_cells_in_order_and_empty_cells_are_l
 
 
 def test_the_answerer_sees_rows_under_the_heading_above_the_table_and_search_does_not():
-    read = sectioned_sentences(RUBRIC, with_tables=True)
+    read = sectioned_sentences(RUBRIC, for_answers=True)
     rows = [s for s in read if s.reading]
     assert [s.label for s in rows] == ["Assessment Rubric", "Assessment Rubric"]
     assert [s.reading for s in sectioned_sentences(RUBRIC)] == [""]  # prose alone, as Search scores it
