@@ -376,8 +376,15 @@ def choose_sentences(
             used += len(candidate.shown)
     chosen = [Pick(candidates[i].number, candidates[i].shown, candidates[i].label) for i in picks]
     listed = next((i for i in picks if candidates[i].items), None)
-    if weights.whole_lists and understood.wants_list and listed is not None:
-        # A question asking for several things, answered in part by a list's item: the list.
+    several = listed is not None and sum(candidates[i].items == candidates[listed].items for i in picks) > 1
+    if (
+        weights.whole_lists
+        and listed is not None
+        and (understood.wants_list or (several and not understood.wants_number))
+    ):
+        # A question asking for several things, or answered by several items of one list: the
+        # list ("What makes a document a real specification?" and two of its five checks; not
+        # for a number, which one item or row gives).
         at = picks.index(listed)
         return chosen[:at] + _whole_list(candidates[listed], passages, weights)
     return chosen

@@ -19,10 +19,10 @@ from services.agent.extractive import (
     names_nowhere,
     near_duplicate,
     not_covered,
-    sentences_of,
     shown_sentence,
 )
 from services.agent.passages import Passage
+from services.common.text.prose import normalise, sectioned_sentences
 from services.common.text.question import AnswerForm, question_form
 from services.validation.grounding import ContextChunk, OfflineChecker
 
@@ -40,11 +40,20 @@ def answer(
             heading,
             text,
             url=f"https://example.org/{n}",
-            sentence_scores={span: similarity.get(s, 0.1) for span, s in sentences_of(text)},
+            sentence_scores={span: similarity.get(s, 0.1) for span, s in answer_sentences(text)},
         )
         for n, text in enumerate(texts, start=1)
     ]
     return compose_answer(choose_sentences(question, passages, refuse, Weights()))
+
+
+def answer_sentences(text: str) -> list[tuple[tuple[int, int], str]]:
+    """Every sentence the answerer reads (Search scores the prose ones; the others, stated
+    lead-ins and table rows, it embeds), normalised as the tests name them."""
+    return [
+        ((s.start, s.end), normalise(text[s.start : s.end]))
+        for s in sectioned_sentences(text, for_answers=True)
+    ]
 
 
 def test_answers_show_markdown_rendered_and_each_quoted_item_ends_like_a_sentence():
@@ -513,4 +522,30 @@ def test_a_comparison_prefers_the_list_whose_items_name_each_side():
     assert answer(question, [intro, joints], similarity).startswith(
         "URDF joints connect links and define how they can move [2]:\nRevolute: Rotational movement with limits. [2] "
         "Continuous: Unlimited rotation. [2]"
+    )
+
+
+def test_an_answer_drawing_on_two_items_of_one_list_quotes_the_list():
+    """The best sentence is prose; two of the sentences following it are items of one list."""
+    definition = "A specification is a document that says what a feature should do and how to check it."
+    spec = (
+        "Not just any document makes a real specification:\n"
+        "- It has a clear intent that says which problem it solves\n"
+        "- It defines the constraints that must always hold true\n"
+        "- It includes acceptance criteria that verify the feature works\n"
+    )
+    similarity = {
+        definition: 0.8,
+        "It includes acceptance criteria that verify the feature works": 0.5,
+        "It defines the constraints that must always hold true": 0.45,
+        "It has a clear intent that says which problem it solves": 0.2,
+    }
+    assert answer(
+        "What makes a document a real specification?", [definition + "\n\n" + spec], similarity
+    ) == (
+        f"{definition} [1]\n"
+        "Not just any document makes a real specification [1]:\n"
+        "It has a clear intent that says which problem it solves. [1] "
+        "It defines the constraints that must always hold true. [1] "
+        "It includes acceptance criteria that verify the feature works. [1]"
     )
