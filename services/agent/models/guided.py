@@ -311,7 +311,8 @@ def focused(
     found: Iterable[Passage], budget: int = ANSWER_CHARS, picks: Sequence[Pick] = ()
 ) -> list[tuple[int, str]]:
     """The passages as the model is shown them: each as its place in the book, then the section
-    of it that holds its best sentence, as contiguous sentences around that one (at most
+    of it that holds its best sentence (and those of the answerer's other picks from it), as
+    contiguous sentences around that one (at most
     PASSAGE_CHARS), as a reader sees them (Markdown rendered, a list item closed by a period, a
     list under its lead-in), until `budget` characters are shown. The best sentence of a passage
     is the first of `picks` (the extractive answerer's choice: it ranks by what the question asks
@@ -325,11 +326,11 @@ def focused(
     passages = sorted(found, key=lambda passage: passage.number)
     if not any(p.sentence_scores for p in passages):
         return [(p.number, p.text) for p in passages]
-    chosen = {}
+    chosen: dict[int, list[str]] = {}
     for pick in picks:
-        chosen.setdefault(pick.number, pick.sentence)
+        chosen.setdefault(pick.number, []).append(pick.sentence)
     limit = min(PASSAGE_CHARS, budget)
-    sections = {p.number: _best_section(p, limit, chosen.get(p.number, "")) for p in passages}
+    sections = {p.number: _best_section(p, limit, chosen.get(p.number, [])) for p in passages}
     first = [n for n in chosen if sections.get(n, (0.0, ""))[1]]
     rest = sorted((n for n in sections if n not in first), key=lambda n: -sections[n][0])
     shown: dict[int, str] = {}
@@ -342,10 +343,12 @@ def focused(
     )
 
 
-def _best_section(passage: Passage, budget: int, anchor: str = "") -> tuple[float, str]:
+def _best_section(passage: Passage, budget: int, anchors: Sequence[str] = ()) -> tuple[float, str]:
     """The passage's best score and `(place) sentences` of its best section (see focused), the place
     ending with the heading the section stands under in the chunk; "" when none is scored. The
-    best sentence is the one shown as `anchor` when there is one, else Search's best.
+    best sentence is the first shown as one of `anchors` (the answerer's picks from it) when there
+    is one, else Search's best; the sections of the other anchors are shown with its own (an
+    intro sentence and the list of modes under the next heading).
     Sentences about the text, and sections of them (learning objectives, exercises), are not
     shown: a small model quoted "Master the use of xacro" as what xacro does. A table's rows are
     shown as they read, each cell under its header (as the answerer quotes them)."""
@@ -357,13 +360,14 @@ def _best_section(passage: Passage, budget: int, anchor: str = "") -> tuple[floa
     ]
     scores = passage.sentence_scores
     scored = [i for i, s in enumerate(sentences) if (s.start, s.end) in scores]
-    anchored = [i for i, s in enumerate(sentences) if anchor and _shown(passage, s) == anchor]
+    anchored = [i for i, s in enumerate(sentences) if _shown(passage, s) in anchors]
     if not scored and not anchored:
         return 0.0, ""
     best = (
         anchored[0] if anchored else max(scored, key=lambda i: scores[(sentences[i].start, sentences[i].end)])
     )
-    section = [i for i, s in enumerate(sentences) if s.heading == sentences[best].heading]
+    headings = {sentences[i].heading for i in [best, *anchored]}
+    section = [i for i, s in enumerate(sentences) if s.heading in headings]
     chosen, used = [best], len(_shown(passage, sentences[best]))
     before, after = best - 1, best + 1
     while before in section or after in section:
@@ -377,7 +381,7 @@ def _best_section(passage: Passage, budget: int, anchor: str = "") -> tuple[floa
     pieces, lead_in = [], ""
     for index in sorted(chosen):
         sentence = sentences[index]
-        label = sentence.label if sentence.label != sentence.heading else ""
+        label = sentence.label if sentence.label != sentences[best].heading else ""
         if label and label != lead_in:
             pieces.append(f"{label}:")
         lead_in = label

@@ -588,3 +588,27 @@ def test_a_table_row_the_answerer_chose_is_shown_with_its_table_as_rows_read():
         2,
         "(Book > Assessment Rubric) Code Quality — Points: 20. Documentation — Points: 15.",
     )
+
+
+def test_the_sections_of_all_the_answerer_s_picks_from_a_passage_are_shown():
+    """Its answer was the page's intro and the list under the next heading: the model shown the
+    intro alone answered with headings, which the echo filter dropped (nothing streamed)."""
+    text = (
+        "# Search\nThe Search RPC finds the chunks most relevant to a query.\n\n## Modes\n"
+        "- **dense**: cosine similarity of sentence embeddings\n"
+        "- **sparse**: lexical matching with IDF weights computed by Qdrant\n\n"
+        "## Parameters\nA search takes a query of one to a thousand characters.\n"
+    )
+    passages = scored([(1, text)], {"The Search RPC finds the chunks most relevant to a query.": 0.6})
+    picks = [
+        Pick(1, "The Search RPC finds the chunks most relevant to a query.", ""),
+        Pick(1, "dense: cosine similarity of sentence embeddings.", "Modes"),
+        Pick(1, "sparse: lexical matching with IDF weights computed by Qdrant.", "Modes"),
+    ]
+    assert focused(passages, picks=picks) == [
+        (
+            1,
+            "(Book > Search) The Search RPC finds the chunks most relevant to a query. Modes: dense: cosine "
+            "similarity of sentence embeddings. sparse: lexical matching with IDF weights computed by Qdrant.",
+        )
+    ]
