@@ -13,8 +13,8 @@ on its own, so these are left out:
 Words are counted in the text as displayed (`display.display_text`). Spans are offsets into the
 chunk text (in code points), so a client can highlight a sentence where it stands.
 
-The extractive answerer also reads a table's data rows (`with_tables`), each as its cells under
-their headers (tables.py); Search scores prose alone.
+The extractive answerer also reads a table's data rows and the lines ending with ":" that state a
+fact (`for_answers`; rows read each cell under its header, tables.py); Search scores prose alone.
 
 A list item means little without what it is a list of ("Used for streaming data" is about
 Topics only under "#### Publisher-Subscriber (Topics)"), so each one knows its label (the line
@@ -85,9 +85,7 @@ def sectioned_sentences(text: str, *, for_answers: bool = False) -> list[ProseSe
             heading = display_text(text[unit.start : unit.end])
         if index in rows:
             row = rows[index]
-            label = HEADING_NUMBER_RE.sub("", heading)
-            label = label if says_something(label) else ""
-            found.append(ProseSentence(unit.start, unit.end, heading, label, row.rows, row.reading))
+            found.append(ProseSentence(unit.start, unit.end, heading, _label(heading), row.rows, row.reading))
             continue
         if unit.kind not in PROSE_KINDS:
             continue
@@ -101,10 +99,16 @@ def sectioned_sentences(text: str, *, for_answers: bool = False) -> list[ProseSe
         least = MIN_LIST_ITEM_WORDS if fragment else MIN_SENTENCE_WORDS
         if len(TOKEN_RE.findall(shown)) >= least:
             lead_in, items = lists.get(index, ("", ()))
-            label = HEADING_NUMBER_RE.sub("", lead_in or heading) if items else ""
-            label = label if says_something(label) else ""
+            label = _label(lead_in or heading) if items else ""
             found.append(ProseSentence(unit.start, unit.end, heading, label, items))
     return found
+
+
+def _label(lead_in: str) -> str:
+    """A list's or table's label as quoted: its lead-in or heading without numbering, "" when
+    it says nothing."""
+    label = HEADING_NUMBER_RE.sub("", lead_in)
+    return label if says_something(label) else ""
 
 
 def _states(shown: str, units: list[Unit], index: int) -> bool:
