@@ -112,6 +112,7 @@ _META_RE = re.compile(
     r"|lesson|module|guide|page|document|article|book|part|unit|exercise|project|course|walkthrough"
     r"|example|overview|introduction|foundation|material|reference)s?\b"
     r"|^(?:in\s+this\s+\w+,?\s+)?(?:you|we)(?:'ll|\s+will|\s+are\s+going\s+to|\s+learn)\b"
+    r"|^(?:now\s+)?(?:you|we)(?:'re|\s+are)\s+(?:now\s+)?ready\b"
     r"|^(?:by\s+the\s+end\s+of|let's|learn\s+(?:how|to|about)|continue\s+(?:to|with)"
     r"|next,?\s+(?:we|you)|explore\s|review\s+the|see\s+(?:the|also)|refer\s+to|check\s+out)\b",
     re.IGNORECASE,
@@ -238,6 +239,7 @@ class _Candidate:
     label: str  # a list item's label ("" for other sentences)
     place: str  # its passage's place in the book
     items: tuple[tuple[int, int], ...]  # a list item's list, by spans in its passage
+    title: bool  # a block's title: one of several things, no answer on its own
 
 
 class ExtractiveAnswerer:
@@ -342,7 +344,13 @@ def choose_sentences(
         if understood.other_words
         else {i for i, c in enumerate(candidates) if _echoes(asked, c.analysis)}
     )
-    answering = [i for i in order if _can_answer(understood, candidates[i], weights) and i not in echoes]
+    answering = [
+        i
+        for i in order
+        if _can_answer(understood, candidates[i], weights)
+        and i not in echoes
+        and (understood.wants_list or not candidates[i].title)
+    ]
     if not answering:
         return []
     best = answering[0]
@@ -686,6 +694,7 @@ def _candidates(passages: Sequence[Passage]) -> list[_Candidate]:
                     label=sentence.label,
                     place=passage.heading,
                     items=sentence.items,
+                    title=sentence.title,
                 )
             )
     return candidates
@@ -701,6 +710,7 @@ class _Sentence:
     heading: Analysis
     label: str
     items: tuple[tuple[int, int], ...]
+    title: bool
 
 
 @lru_cache(maxsize=PASSAGE_CACHE_SIZE)
@@ -718,6 +728,7 @@ def _analysed_sentences(text: str) -> tuple[_Sentence, ...]:
             _heading(f"{s.heading}\n{s.label}" if s.label else s.heading),
             s.label,
             s.items,
+            s.title,
         )
         for s in sectioned_sentences(text, for_answers=True)
     )

@@ -18,8 +18,14 @@ fact (`for_answers`; rows read each cell under its header, tables.py); Search sc
 
 A list item means little without what it is a list of ("Used for streaming data" is about
 Topics only under "#### Publisher-Subscriber (Topics)"), so each one knows its label (the line
-introducing the list, or else the heading above it) and the spans of every item of its list,
-fragments included: an answer quotes the list whole, under its label.
+introducing the list, a bold title line just above it, or else the heading above it) and the spans
+of every item of its list, fragments included: an answer quotes the list whole, under its label.
+
+A lead-in may introduce blocks rather than a list: "Three General Agents dominate 2025:" then
+"**Claude Code** (Anthropic)" and its bullets, "**Gemini CLI** (Google)" and its bullets, ...; or
+"The bridge has two parts:" then "### Network layer", "### Message translation". For the answerer
+(`for_answers`) the blocks' titles are the items of a list under the lead-in, however short: they
+are what the lead-in announces.
 """
 
 from __future__ import annotations
@@ -44,6 +50,9 @@ _STATEMENT_RE = re.compile(
     r"\b(?:is|are|was|were|has|have|requires?|needs?|supports?|must|should|can|cannot|will|means)\b",
     re.IGNORECASE,
 )
+# A line that is a bold title and nothing else ("**Claude Code** (Anthropic)", "**Traditional (GIL)**:").
+_TITLE_LINE_RE = re.compile(r"^(?:\*\*[^*\n]+\*\*|__[^_\n]+__)(?:\s*\([^()\n]*\))?\s*:?$")
+_HEADING_MARKS_RE = re.compile(r"^\s*(#+)")
 # "Label: value" where the value holds a figure.
 _LABELLED_FIGURE_RE = re.compile(r"^[^:]{1,40}:\s*\S*\d")
 
@@ -62,6 +71,9 @@ class ProseSentence:
     # For a table's data row: how it reads, each cell under its header (tables.row_reading); its
     # label is the heading above the table and its items are the table's rows.
     reading: str = ""
+    # The title of a block a lead-in announces (its items are the blocks' titles): it answers a
+    # question asking for several things, as one of them, and no other question on its own.
+    title: bool = False
 
 
 def prose_sentences(text: str) -> list[tuple[int, int]]:
@@ -80,9 +92,14 @@ def sectioned_sentences(text: str, *, for_answers: bool = False) -> list[ProseSe
     units = sentence_units(text)
     lists = _lists(text, units)
     rows = table_rows(text, units) if for_answers else {}
+    titles = _announced_titles(text, units) if for_answers else {}
     for index, unit in enumerate(units):
         if unit.kind == UnitKind.HEADING:
             heading = display_text(text[unit.start : unit.end])
+        if index in titles:
+            lead_in, items = titles[index]
+            found.append(ProseSentence(unit.start, unit.end, heading, _label(lead_in), items, title=True))
+            continue
         if index in rows:
             row = rows[index]
             found.append(ProseSentence(unit.start, unit.end, heading, _label(heading), row.rows, row.reading))
@@ -91,7 +108,8 @@ def sectioned_sentences(text: str, *, for_answers: bool = False) -> list[ProseSe
             continue
         shown = display_text(text[unit.start : unit.end])
         if shown.endswith("?") or (
-            shown.endswith(":") and not (for_answers and _states(shown, units, index))
+            shown.endswith(":")
+            and not (for_answers and index + 1 not in titles and _states(shown, units, index))
         ):
             continue
         fragment = unit.kind == UnitKind.LIST_ITEM or not _SENTENCE_CLOSE_RE.search(shown)
@@ -122,20 +140,62 @@ def _states(shown: str, units: list[Unit], index: int) -> bool:
 
 def _lists(text: str, units: list[Unit]) -> dict[int, tuple[str, tuple[tuple[int, int], ...]]]:
     """For each list item unit (by index): the lead-in of its list ("" when the unit above the
-    list is not a line ending with ":", or says nothing: "You can:") and the spans of the list's
-    items. A list is a run of
-    list item units; anything else ends it."""
+    list is neither a line ending with ":" nor a bold title line, or says nothing: "You can:") and
+    the spans of the list's items. A list is a run of list item units; anything else ends it."""
     found: dict[int, tuple[str, tuple[tuple[int, int], ...]]] = {}
     for index, end in runs(units, UnitKind.LIST_ITEM):
         lead_in = ""
         if index > 0:
             above = display_text(text[units[index - 1].start : units[index - 1].end])
-            if above.endswith(":") and units[index - 1].kind != UnitKind.LIST_ITEM and says_something(above):
+            introduces = above.endswith(":") or _is_title(text, units[index - 1])
+            if introduces and units[index - 1].kind != UnitKind.LIST_ITEM and says_something(above):
                 lead_in = above.rstrip(" :")
         items = tuple((unit.start, unit.end) for unit in units[index:end])
         for member in range(index, end):
             found[member] = (lead_in, items)
     return found
+
+
+def _announced_titles(text: str, units: list[Unit]) -> dict[int, tuple[str, tuple[tuple[int, int], ...]]]:
+    """For each title of the blocks a lead-in announces (by unit index): the lead-in and the spans
+    of all the titles. The blocks are those following a prose line ending with ":" that opens with
+    a bold title line (up to the next heading) or with a heading (up to one of a higher level),
+    when there are two of them or more; a list's lead-in introduces its list instead."""
+    found: dict[int, tuple[str, tuple[tuple[int, int], ...]]] = {}
+    for index, unit in enumerate(units[:-1]):
+        lead_in = display_text(text[unit.start : unit.end])
+        if unit.kind != UnitKind.PARAGRAPH or not lead_in.endswith(":") or not says_something(lead_in):
+            continue
+        first = units[index + 1]
+        level = _heading_level(text, first)
+        if not level and not _is_title(text, first):
+            continue
+        titled = []
+        for later in range(index + 1, len(units)):
+            kind = units[later].kind
+            if level and kind == UnitKind.HEADING and _heading_level(text, units[later]) < level:
+                break
+            if not level and kind == UnitKind.HEADING:
+                break
+            if (level and kind == UnitKind.HEADING and _heading_level(text, units[later]) == level) or (
+                not level and _is_title(text, units[later])
+            ):
+                titled.append(later)
+        if len(titled) > 1:
+            spans = tuple((units[i].start, units[i].end) for i in titled)
+            found.update({i: (lead_in.rstrip(" :"), spans) for i in titled})
+    return found
+
+
+def _is_title(text: str, unit: Unit) -> bool:
+    """A paragraph line that is a bold title and nothing else ("**Claude Code** (Anthropic)")."""
+    return unit.kind == UnitKind.PARAGRAPH and bool(_TITLE_LINE_RE.match(text[unit.start : unit.end]))
+
+
+def _heading_level(text: str, unit: Unit) -> int:
+    """A heading's level (the number of its "#"), 0 for any other unit."""
+    marks = _HEADING_MARKS_RE.match(text[unit.start : unit.end]) if unit.kind == UnitKind.HEADING else None
+    return len(marks.group(1)) if marks else 0
 
 
 def says_something(text: str) -> bool:

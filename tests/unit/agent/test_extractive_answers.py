@@ -115,10 +115,11 @@ def test_a_why_question_prefers_a_reason_and_a_how_question_a_step():
 
 def test_section_intros_and_learning_objectives_give_way_to_content():
     intro = "This tutorial covers setting up Unity for robotics simulation."
+    ready = "You're ready to set up Unity for robotics simulation."
     objective = "Understand how Unity renders robotics simulation scenes."
     content = "Unity 2022.3 LTS is recommended for robotics simulation."
-    text = f"{intro} {content}\n## Learning Objectives\n- {objective}\n"
-    similarity = {intro: 0.7, objective: 0.68, content: 0.6}
+    text = f"{intro} {ready} {content}\n## Learning Objectives\n- {objective}\n"
+    similarity = {intro: 0.7, ready: 0.7, objective: 0.68, content: 0.6}
     assert answer("Which Unity version is recommended for robotics simulation?", [text], similarity) == (
         f"{content} [1]"
     )
@@ -548,4 +549,36 @@ def test_an_answer_drawing_on_two_items_of_one_list_quotes_the_list():
         "It has a clear intent that says which problem it solves. [1] "
         "It defines the constraints that must always hold true. [1] "
         "It includes acceptance criteria that verify the feature works. [1]"
+    )
+
+
+TOOLS = (
+    "## The Tools\nA General Agent is a reasoning system that handles any task you give it.\n\n"
+    "Three General Agents dominate 2025:\n\n**Claude Code** (Anthropic)\n"
+    "- Designed for exploration, prototyping and iterative problem-solving\n\n**Gemini CLI** (Google)\n"
+    "- Open-source, CLI-first approach to agentic development\n\n**Goose** (Block)\n"
+    "- Browser automation with code execution and reasoning\n"
+)
+TOOLS_SCORES = {
+    "A General Agent is a reasoning system that handles any task you give it.": 0.6,
+    "Designed for exploration, prototyping and iterative problem-solving": 0.3,
+    "Open-source, CLI-first approach to agentic development": 0.45,
+    "Browser automation with code execution and reasoning": 0.3,
+}
+
+
+async def test_a_list_question_gets_the_titles_of_the_blocks_its_lead_in_announces():
+    text = answer("Which three General Agents dominate 2025?", [TOOLS], TOOLS_SCORES)
+    assert text.endswith(
+        "Three General Agents dominate 2025 [1]:\n"
+        "Claude Code (Anthropic). [1] Gemini CLI (Google). [1] Goose (Block). [1]"
+    )
+    verdict = await OfflineChecker().check("", text, [ContextChunk("1", TOOLS)], [], None)
+    assert verdict.is_grounded and verdict.citations_valid == verdict.citations_found
+
+
+def test_a_blocks_title_answers_no_question_on_its_own_and_labels_its_list():
+    # "Gemini CLI (Google)" names what is asked about, but the answer is what its block says
+    assert answer("What approach does Gemini CLI take to development?", [TOOLS], TOOLS_SCORES) == (
+        "Gemini CLI (Google) [1]:\nOpen-source, CLI-first approach to agentic development. [1]"
     )

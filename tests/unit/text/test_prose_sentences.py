@@ -84,3 +84,41 @@ def test_the_answerer_also_reads_a_line_ending_with_a_colon_that_states_a_fact()
     assert [normalise(text[a:b]) for a, b in prose_sentences(text)] == [
         "Sensors that perceive the world around it"
     ]
+
+
+ANNOUNCED = (
+    "## Path A\nThree General Agents dominate 2025:\n\n**Claude Code** (Anthropic)\n"
+    "- Your natural language interface to AI-native development\n\n**Gemini CLI** (Google)\n"
+    "- Open-source, CLI-first approach to agentic development\n\n"
+    "### The Bridge\nThe bridge has two parts:\n\n#### 1. Network layer\n\nIt sends bytes over the network.\n\n"
+    "#### 2. Message translation\n\nIt converts messages into Unity data structures.\n\n### Next\nMore text follows here."
+)
+
+
+def test_the_titles_of_the_blocks_a_lead_in_announces_are_the_items_of_its_list():
+    found = [
+        (normalise(ANNOUNCED[s.start : s.end]), s.label, len(s.items), s.title)
+        for s in sectioned_sentences(ANNOUNCED, for_answers=True)
+    ]
+    assert found == [
+        ("**Claude Code** (Anthropic)", "Three General Agents dominate 2025", 2, True),
+        # a bold title line just above a list labels it
+        ("Your natural language interface to AI-native development", "Claude Code (Anthropic)", 1, False),
+        ("**Gemini CLI** (Google)", "Three General Agents dominate 2025", 2, True),
+        ("Open-source, CLI-first approach to agentic development", "Gemini CLI (Google)", 1, False),
+        # the lead-in is the headings' label, not a stated fact of its own; a higher heading ends them
+        ("#### 1. Network layer", "The bridge has two parts", 2, True),
+        ("It sends bytes over the network.", "", 0, False),
+        ("#### 2. Message translation", "The bridge has two parts", 2, True),
+        ("It converts messages into Unity data structures.", "", 0, False),
+        ("More text follows here.", "", 0, False),
+    ]
+    # Search scores prose alone: no titles
+    assert "**Claude Code** (Anthropic)" not in [
+        normalise(ANNOUNCED[a:b]) for a, b in prose_sentences(ANNOUNCED)
+    ]
+
+
+def test_one_block_after_a_lead_in_is_no_list_of_titles():
+    text = "Here is the setup:\n\n**Step one**\n\nRun the installer on your machine.\n"
+    assert not any(s.title for s in sectioned_sentences(text, for_answers=True))
