@@ -62,7 +62,7 @@ from services.agent.passages import Passage
 from services.common.embedding import Embed, EmbeddingCache
 from services.common.text.display import display_text
 from services.common.text.prose import HEADING_NUMBER_RE, normalise, prose_sentences, sectioned_sentences
-from services.common.text.question import AnswerForm, Question, understand
+from services.common.text.question import AnswerForm, Question, last_question, understand
 from services.common.text.words import NUMBER_WORDS, STOPWORDS, TOKEN_RE, Analysis, capitalised_words, stem
 
 # Passages whose sentences are kept split and analysed: related questions retrieve the same chunks.
@@ -239,7 +239,7 @@ class _Candidate:
     label: str  # a list item's label ("" for other sentences)
     place: str  # its passage's place in the book
     items: tuple[tuple[int, int], ...]  # a list item's list, by spans in its passage
-    title: bool  # a block's title: one of several things, no answer on its own
+    list_only: bool  # too short to answer alone: one of several things (a block's title, a short item)
 
 
 class ExtractiveAnswerer:
@@ -311,7 +311,7 @@ def choose_sentences(
     if not candidates or (weights.decline_unknown_names and names_nowhere(question, passages)):
         return []
     asked = Analysis(question)
-    understood = understand(question)
+    understood = understand(last_question(question))
     words, heading, whole_list = _word_scores(asked, candidates, passages)
     neighbourhood = _neighbourhood(candidates, words)
     shortlist = np.argsort(-(words + neighbourhood + heading), kind="stable")[: weights.max_embedded]
@@ -349,14 +349,16 @@ def choose_sentences(
         for i in order
         if _can_answer(understood, candidates[i], weights)
         and i not in echoes
-        and (understood.wants_list or not candidates[i].title)
+        and (understood.wants_list or not candidates[i].list_only)
     ]
     if not answering:
         return []
     best = answering[0]
     # The question's words may be in the heading a sentence stands under ("Honda ASIMO" above
-    # "Era: 2000-2018") rather than in the sentence.
-    if meaning[best] < weights.min_meaning and max(words[best], heading[best]) < weights.min_words:
+    # "Era: 2000-2018") rather than in the sentence, or for a comparison in its list ("Revolute:
+    # ..." and "Continuous: ..." answer how the two joints differ).
+    related = max(words[best], heading[best], whole_list[best] * understood.compares)
+    if meaning[best] < weights.min_meaning and related < weights.min_words:
         return []
     # A question asking for other words is about the reader's selection, which the query carries
     # whole: its capitalised words ("Unchanged documents are skipped") are not names asked about.
@@ -375,7 +377,7 @@ def choose_sentences(
             break
         if index == best or scores[index] < ratio * scores[best] or candidate.meta or index in echoes:
             continue
-        if not about[index]:
+        if not about[index] or (candidate.list_only and not understood.wants_list):
             continue
         if any(_repeats(candidate, candidates[i]) for i in picks):
             continue
@@ -694,7 +696,7 @@ def _candidates(passages: Sequence[Passage]) -> list[_Candidate]:
                     label=sentence.label,
                     place=passage.heading,
                     items=sentence.items,
-                    title=sentence.title,
+                    list_only=sentence.list_only,
                 )
             )
     return candidates
@@ -710,7 +712,7 @@ class _Sentence:
     heading: Analysis
     label: str
     items: tuple[tuple[int, int], ...]
-    title: bool
+    list_only: bool
 
 
 @lru_cache(maxsize=PASSAGE_CACHE_SIZE)
@@ -728,7 +730,7 @@ def _analysed_sentences(text: str) -> tuple[_Sentence, ...]:
             _heading(f"{s.heading}\n{s.label}" if s.label else s.heading),
             s.label,
             s.items,
-            s.title,
+            s.list_only,
         )
         for s in sectioned_sentences(text, for_answers=True)
     )
@@ -771,11 +773,17 @@ def _meaning(
     scored: Mapping[tuple[int, tuple[int, int]], float],
 ) -> np.ndarray:
     """Cosine of each sentence with the question: Search's score where it gave one (by passage
-    and offsets), else the model's for the shortlisted sentences, else -1."""
+    and offsets), else the model's for the shortlisted sentences, else -1. A sentence too short
+    to answer alone means what it does under its label ("Install essential packages: ProBuilder
+    (for quick prototyping)"), and is embedded so."""
     meaning = np.array([scored.get((c.number, c.span), -1.0) for c in candidates])
     missing = [int(i) for i in shortlist if (candidates[i].number, candidates[i].span) not in scored]
     if missing:
-        vectors = embed([question] + [candidates[i].text for i in missing])
+        texts = [
+            f"{c.label}: {c.text}" if c.list_only and c.label else c.text
+            for c in map(candidates.__getitem__, missing)
+        ]
+        vectors = embed([question, *texts])
         meaning[missing] = vectors[1:] @ vectors[0]
     return meaning
 

@@ -8,6 +8,7 @@ from services.common.text.question import (
     QueryType,
     asks_for_other_words,
     classify_query,
+    last_question,
     understand,
     wants_list,
     wants_number,
@@ -73,6 +74,9 @@ def test_a_question_asking_for_other_words_is_recognised(query: str, expected: b
         ("List the steps of the setup.", False, True),
         ("How can several robots share one network?", False, False),
         ("Which Python version does ROS 2 Humble require?", False, False),
+        ("What is URDF and what parts does a URDF file describe?", False, True),
+        ("Which three General Agents dominate 2025?", False, True),
+        ("What class does the node inherit from?", False, False),  # one class, not a plural
     ],
 )
 def test_questions_asking_for_a_number_or_for_several_things(query: str, number: bool, listing: bool):
@@ -90,3 +94,13 @@ def test_questions_asking_for_a_number_or_for_several_things(query: str, number:
 )
 def test_a_question_answered_by_a_quantity_alone(query: str, quantity: bool):
     assert wants_quantity(query) is quantity
+
+
+def test_a_follow_up_searched_with_the_question_it_follows_asks_what_it_asks():
+    resolved = "What is URDF and what parts does a URDF file describe? And how does it compare with SDF?"
+    assert last_question(resolved) == "And how does it compare with SDF?"
+    assert understand(last_question(resolved)).compares and not understand(last_question(resolved)).wants_list
+    # one question, or a request with the reader's selection, is read whole
+    assert last_question("What is URDF?") == "What is URDF?"
+    selection = "Explain this in simpler words. Does it run? It runs on Linux."
+    assert last_question(selection) == selection

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from services.common.text.display import display_text
 from services.common.text.tables import table_rows
-from services.common.text.units import PROSE_KINDS, Unit, UnitKind, runs, sentence_units
+from services.common.text.units import LIST_BULLET_RE, PROSE_KINDS, Unit, UnitKind, sentence_units
 from services.common.text.words import TOKEN_RE, Analysis
 
 MIN_SENTENCE_WORDS = 3
@@ -71,9 +71,10 @@ class ProseSentence:
     # For a table's data row: how it reads, each cell under its header (tables.row_reading); its
     # label is the heading above the table and its items are the table's rows.
     reading: str = ""
-    # The title of a block a lead-in announces (its items are the blocks' titles): it answers a
-    # question asking for several things, as one of them, and no other question on its own.
-    title: bool = False
+    # Too short to answer on its own, but one of the things its list names: a block's title (the
+    # items of a lead-in's list of blocks are their titles) or a list item of a few words
+    # ("ProBuilder (for quick prototyping)"). It answers a question asking for several things.
+    list_only: bool = False
 
 
 def prose_sentences(text: str) -> list[tuple[int, int]]:
@@ -98,7 +99,7 @@ def sectioned_sentences(text: str, *, for_answers: bool = False) -> list[ProseSe
             heading = display_text(text[unit.start : unit.end])
         if index in titles:
             lead_in, items = titles[index]
-            found.append(ProseSentence(unit.start, unit.end, heading, _label(lead_in), items, title=True))
+            found.append(ProseSentence(unit.start, unit.end, heading, _label(lead_in), items, list_only=True))
             continue
         if index in rows:
             row = rows[index]
@@ -112,13 +113,16 @@ def sectioned_sentences(text: str, *, for_answers: bool = False) -> list[ProseSe
             and not (for_answers and index + 1 not in titles and _states(shown, units, index))
         ):
             continue
+        lead_in, items = lists.get(index, ("", ()))
+        label = _label(lead_in or heading) if items else ""
         fragment = unit.kind == UnitKind.LIST_ITEM or not _SENTENCE_CLOSE_RE.search(shown)
         fragment = fragment and not _LABELLED_FIGURE_RE.match(shown)
         least = MIN_LIST_ITEM_WORDS if fragment else MIN_SENTENCE_WORDS
         if len(TOKEN_RE.findall(shown)) >= least:
-            lead_in, items = lists.get(index, ("", ()))
-            label = _label(lead_in or heading) if items else ""
             found.append(ProseSentence(unit.start, unit.end, heading, label, items))
+        elif for_answers and label and len(items) > 1 and says_something(shown):
+            # one of the things its list names, too short to answer alone ("ProBuilder")
+            found.append(ProseSentence(unit.start, unit.end, heading, label, items, list_only=True))
     return found
 
 
@@ -139,21 +143,58 @@ def _states(shown: str, units: list[Unit], index: int) -> bool:
 
 
 def _lists(text: str, units: list[Unit]) -> dict[int, tuple[str, tuple[tuple[int, int], ...]]]:
-    """For each list item unit (by index): the lead-in of its list ("" when the unit above the
-    list is neither a line ending with ":" nor a bold title line, or says nothing: "You can:") and
-    the spans of the list's items. A list is a run of list item units; anything else ends it."""
+    """For each list item unit (by index): the lead-in of its list and the spans of the list's
+    items. A list is its items at one indentation: what is indented deeper between them (a
+    sub-list, a code block, a continued paragraph) belongs to an item and does not end the list,
+    and a sub-list is a list of its own. A heading, or a line indented no deeper than the items,
+    ends it. The lead-in is the unit just above the list when that says something and introduces
+    it: a line ending with ":", a bold title line, or the item a sub-list is nested in ("" else:
+    "You can:" says nothing)."""
     found: dict[int, tuple[str, tuple[tuple[int, int], ...]]] = {}
-    for index, end in runs(units, UnitKind.LIST_ITEM):
-        lead_in = ""
-        if index > 0:
-            above = display_text(text[units[index - 1].start : units[index - 1].end])
-            introduces = above.endswith(":") or _is_title(text, units[index - 1])
-            if introduces and units[index - 1].kind != UnitKind.LIST_ITEM and says_something(above):
-                lead_in = above.rstrip(" :")
-        items = tuple((unit.start, unit.end) for unit in units[index:end])
-        for member in range(index, end):
-            found[member] = (lead_in, items)
+    open_lists: list[tuple[int, str, list[int]]] = []  # (indentation, lead-in, item units), innermost last
+
+    def close(depth: int) -> None:
+        while len(open_lists) > depth:
+            _, lead_in, members = open_lists.pop()
+            items = tuple((units[i].start, units[i].end) for i in members)
+            found.update({i: (lead_in, items) for i in members})
+
+    for index, unit in enumerate(units):
+        indent = _indentation(text, unit)
+        if unit.kind != UnitKind.LIST_ITEM:
+            close(0 if unit.kind == UnitKind.HEADING else sum(level < indent for level, _, _ in open_lists))
+            continue
+        close(sum(level <= indent for level, _, _ in open_lists))
+        if open_lists and open_lists[-1][0] == indent:
+            open_lists[-1][2].append(index)
+        else:
+            open_lists.append((indent, _lead_in(text, units, index, nested=bool(open_lists)), [index]))
+    close(0)
     return found
+
+
+def _lead_in(text: str, units: list[Unit], first: int, *, nested: bool) -> str:
+    """The lead-in of the list whose first item is units[first] (see _lists)."""
+    if first == 0:
+        return ""
+    above = units[first - 1]
+    shown = display_text(text[above.start : above.end])
+    parent = nested and above.kind == UnitKind.LIST_ITEM
+    introduces = parent or (
+        above.kind != UnitKind.LIST_ITEM and (shown.endswith(":") or _is_title(text, above))
+    )
+    return shown.rstrip(" :") if introduces and says_something(shown) else ""
+
+
+def _indentation(text: str, unit: Unit) -> int:
+    """How deep a unit is indented: for a list item, the line its bullet opens (a second sentence
+    of an item, or a wrapped line of it, is as deep as the item); for any other unit, its line."""
+    line_start = text.rfind("\n", 0, unit.start) + 1
+    if unit.kind == UnitKind.LIST_ITEM:
+        while line_start and not LIST_BULLET_RE.match(text[line_start : text.find("\n", line_start) + 1]):
+            line_start = text.rfind("\n", 0, line_start - 1) + 1
+    line = text[line_start : unit.end]
+    return len(line) - len(line.lstrip(" \t"))
 
 
 def _announced_titles(text: str, units: list[Unit]) -> dict[int, tuple[str, tuple[tuple[int, int], ...]]]:

@@ -97,17 +97,18 @@ def wants_number(query: str) -> bool:
 
 _LIST_Q_RE = re.compile(
     r"^(?:(?:and|so|ok|okay)[,\s]+)?(?:what|which)\s+(?:are|were)\b"
-    r"|^(?:(?:and|so|ok|okay)[,\s]+)?which\s+(?:[\w-]+\s+){0,3}[\w-]+s\s+"
-    r"(?:do|does|did|should|can|could|are|were|will|must|make)\b"
+    r"|(?:^(?:(?:and|so|ok|okay)[,\s]+)?which|(?:^(?:(?:and|so|ok|okay)[,\s]+)?|\band\s+)what)"
+    r"\s+(?:[\w-]+\s+){0,3}[\w-]*[^\Ws]s\s+(?:do|does|did|should|can|could|are|were|will|must|make)\b"
     r"|\b(?:list|name)\s+(?:the|all|some)\b|\bwhat\s+(?:kinds?|types?|sorts?)\s+of\b"
-    r"|\bthe\s+(?:two|three|four|five|six|seven|eight|nine|ten)\s+(?:[\w-]+\s+)?[\w-]+s\b",
+    r"|\b(?:the|which|what)\s+(?:two|three|four|five|six|seven|eight|nine|ten)\s+(?:[\w-]+\s+)?[\w-]+s\b",
     re.IGNORECASE,
 )
 
 
 def wants_list(query: str) -> bool:
     """A question answered by several things ("What are the three categories ...", "Which
-    callbacks does ...", "List the ..."): a list answers it better than any one of its items."""
+    callbacks does ...", "... and what parts does ...", "List the ..."): a list answers it better
+    than any one of its items. ("What class does ..." asks for one.)"""
     return bool(_LIST_Q_RE.search(" ".join(query.split())))
 
 
@@ -246,6 +247,17 @@ def understand(query: str, selected_text: str = "") -> Question:
         compares=compares(query),
         focus=Analysis(query).term_set,
     )
+
+
+_QUESTIONS_RE = re.compile(r"[^?]*\?")
+
+
+def last_question(query: str) -> str:
+    """The question a query asks last: a follow-up searched with the question it follows
+    ("What is URDF and what parts does it describe? And how does it compare with SDF?") asks for
+    a comparison, not a list. A query of one question is itself."""
+    asked = _QUESTIONS_RE.findall(query)
+    return asked[-1].strip() if len(asked) > 1 and query.rstrip().endswith("?") else query
 
 
 # Words every question asks with ("explain", "difference", "use"): not what it is about.

@@ -582,3 +582,18 @@ def test_a_blocks_title_answers_no_question_on_its_own_and_labels_its_list():
     assert answer("What approach does Gemini CLI take to development?", [TOOLS], TOOLS_SCORES) == (
         "Gemini CLI (Google) [1]:\nOpen-source, CLI-first approach to agentic development. [1]"
     )
+
+
+def test_a_list_question_gets_a_list_of_short_items_under_the_item_it_is_nested_in():
+    text = (
+        "## Unity Settings\n1. **Project Settings**:\n   - Go to Edit and open the Project Settings window\n"
+        "2. **Importing Packages**:\n   - Install essential packages:\n     - ProBuilder (for prototyping)\n"
+        "     - ProGrids (for placement)\n     - Timeline (for animation)\n"
+    )
+    similarity = {"Go to Edit and open the Project Settings window": 0.3}
+    assert answer("Which packages should I install for Unity?", [text], similarity) == (
+        "Install essential packages [1]:\n"
+        "ProBuilder (for prototyping). [1] ProGrids (for placement). [1] Timeline (for animation). [1]"
+    )
+    # no list asked for: a few words answer nothing on their own
+    assert "ProBuilder" not in answer("How do I open the Unity project settings?", [text], similarity)

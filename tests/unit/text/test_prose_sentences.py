@@ -97,7 +97,7 @@ ANNOUNCED = (
 
 def test_the_titles_of_the_blocks_a_lead_in_announces_are_the_items_of_its_list():
     found = [
-        (normalise(ANNOUNCED[s.start : s.end]), s.label, len(s.items), s.title)
+        (normalise(ANNOUNCED[s.start : s.end]), s.label, len(s.items), s.list_only)
         for s in sectioned_sentences(ANNOUNCED, for_answers=True)
     ]
     assert found == [
@@ -121,4 +121,44 @@ def test_the_titles_of_the_blocks_a_lead_in_announces_are_the_items_of_its_list(
 
 def test_one_block_after_a_lead_in_is_no_list_of_titles():
     text = "Here is the setup:\n\n**Step one**\n\nRun the installer on your machine.\n"
-    assert not any(s.title for s in sectioned_sentences(text, for_answers=True))
+    assert not any(s.list_only for s in sectioned_sentences(text, for_answers=True))
+
+
+NESTED = (
+    "If simulation is running slowly:\n\n1. **Reduce update rate**:\n\n   ```xml\n"
+    "   <update_rate>100</update_rate>\n   ```\n\n2. **Simplify collision geometries**:\n"
+    "   - Use simple shapes (boxes, spheres, cylinders) instead of meshes\n"
+    "   - Reduce the number of triangles in visual meshes\n3. **Install packages**:\n"
+    "   - Install essential packages:\n     - ProBuilder (for quick prototyping)\n"
+    "     - ProGrids (for precise placement)\n   - Then restart the editor and check it again\n\n"
+    "A paragraph ends the list here.\n"
+)
+
+
+def test_a_list_is_its_items_at_one_depth_and_a_sub_list_is_labelled_by_its_item():
+    found = [
+        (normalise(NESTED[s.start : s.end]), s.label, len(s.items), s.list_only)
+        for s in sectioned_sentences(NESTED, for_answers=True)
+    ]
+    assert found == [
+        # a sub-list is labelled by the item it is nested in
+        (
+            "Use simple shapes (boxes, spheres, cylinders) instead of meshes",
+            "Simplify collision geometries",
+            2,
+            False,
+        ),
+        ("Reduce the number of triangles in visual meshes", "Simplify collision geometries", 2, False),
+        # a few words are too few to answer alone, but they are one of the things their list names
+        ("ProBuilder (for quick prototyping)", "Install essential packages", 2, True),
+        ("ProGrids (for precise placement)", "Install essential packages", 2, True),
+        ("Then restart the editor and check it again", "Install packages", 2, False),
+        ("A paragraph ends the list here.", "", 0, False),
+    ]
+    # Search scores prose alone, as before: no short items
+    assert [normalise(NESTED[a:b]) for a, b in prose_sentences(NESTED)] == [
+        "Use simple shapes (boxes, spheres, cylinders) instead of meshes",
+        "Reduce the number of triangles in visual meshes",
+        "Then restart the editor and check it again",
+        "A paragraph ends the list here.",
+    ]
