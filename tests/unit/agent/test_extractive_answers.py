@@ -44,7 +44,8 @@ def answer(
         )
         for n, text in enumerate(texts, start=1)
     ]
-    return compose_answer(choose_sentences(question, passages, refuse, Weights()))
+    # Items are not embedded again under their labels: the test's similarities stand.
+    return compose_answer(choose_sentences(question, passages, refuse, Weights(max_labelled=0)))
 
 
 def answer_sentences(text: str) -> list[tuple[tuple[int, int], str]]:
@@ -597,3 +598,31 @@ def test_a_list_question_gets_a_list_of_short_items_under_the_item_it_is_nested_
     )
     # no list asked for: a few words answer nothing on their own
     assert "ProBuilder" not in answer("How do I open the Unity project settings?", [text], similarity)
+
+
+def test_a_list_item_means_what_it_says_under_its_label():
+    """Search scores each item alone ("Require continuous feedback to the client" says nothing of
+    actions); the answerer also reads it under its label, by the local model."""
+    from services.common.embedding import local_embedding_model
+
+    embed = local_embedding_model().embed
+    question = "Why would I use a ROS 2 action for a task?"
+    text = (
+        "## Understanding Actions\nActions in ROS 2 are one of three communication patterns, beside topics "
+        "and services.\n\nActions are ideal for tasks that:\n- Take a significant amount of time to complete\n"
+        "- Require continuous feedback to the client\n- Need to be cancellable or preemptable\n"
+    )
+    sentences = answer_sentences(text)
+    vectors = embed([question] + [s for _, s in sentences])
+    scores = {span: float(v @ vectors[0]) for (span, _), v in zip(sentences, vectors[1:], strict=True)}
+    passages = [Passage(1, "ROS 2 > Actions", text, url="https://example.org/1", sentence_scores=scores)]
+
+    def answered(weights: Weights) -> str:
+        return compose_answer(choose_sentences(question, passages, embed, weights))
+
+    reasons = (
+        "Actions are ideal for tasks that [1]:\nTake a significant amount of time to complete. [1] "
+        "Require continuous feedback to the client. [1] Need to be cancellable or preemptable. [1]"
+    )
+    assert reasons in answered(Weights())
+    assert "feedback" not in answered(Weights(max_labelled=0))
