@@ -63,6 +63,7 @@ from services.common.embedding import Embed, EmbeddingCache
 from services.common.text.display import display_text
 from services.common.text.prose import HEADING_NUMBER_RE, normalise, prose_sentences, sectioned_sentences
 from services.common.text.question import AnswerForm, Question, last_question, understand
+from services.common.text.units import sentence_ends
 from services.common.text.words import NUMBER_WORDS, STOPWORDS, TOKEN_RE, Analysis, capitalised_words, stem
 
 # Passages whose sentences are kept split and analysed: related questions retrieve the same chunks.
@@ -748,9 +749,12 @@ def _heading(text: str) -> Analysis:
 
 def shown_sentence(sentence: str) -> str:
     """A sentence as an answer quotes it: Markdown rendered, closed by a period when it has no
-    closing punctuation of its own (a list item), so that it reads, and is checked, on its own."""
+    closing punctuation of its own (a list item), so that it reads, and is checked, on its own.
+    An abbreviation's period closes nothing ("(Python code in a bash block, etc.)" would run on
+    into the next quoted item): the splitter decides."""
     shown = display_text(sentence)
-    return shown if _SENTENCE_CLOSE_RE.search(shown) else f"{shown.rstrip(' ,;:')}."
+    closed = _SENTENCE_CLOSE_RE.search(shown) and len(shown) in sentence_ends(f"{shown} Next")
+    return shown if closed else f"{shown.rstrip(' ,;:')}."
 
 
 def is_meta_section(heading: str) -> bool:

@@ -265,6 +265,10 @@ def test_shown_sentences_close_list_items_with_a_period_and_keep_their_own_punct
         "Cause: DDS configuration issues in the network."
     )
     assert shown_sentence("Is it `fast`?") == "Is it fast?"
+    # an abbreviation's period ends no sentence: the item would run on into the next one quoted
+    assert shown_sentence("Tags keep syntaxes apart (Python in bash, etc.)") == (
+        "Tags keep syntaxes apart (Python in bash, etc.)."
+    )
 
 
 async def test_the_validator_accepts_a_cleaned_answer_against_the_raw_chunk():
