@@ -687,7 +687,12 @@ def _candidates(passages: Sequence[Passage]) -> list[_Candidate]:
     for rank, passage in enumerate(passages):
         section = _section_of(passage.heading)
         for position, sentence in enumerate(_analysed_sentences(passage.text)):
-            meta = is_meta_sentence(sentence.shown) or is_meta_section(sentence.heading.text or section)
+            # a list under a lead-in about the text ("You'll implement:") says what a reader will do
+            meta = (
+                is_meta_sentence(sentence.shown)
+                or is_meta_section(sentence.heading.text or section)
+                or (bool(sentence.label) and is_meta_sentence(sentence.label))
+            )
             candidates.append(
                 _Candidate(
                     number=passage.number,
