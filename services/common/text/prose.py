@@ -135,11 +135,12 @@ def _label(lead_in: str) -> str:
 
 def _states(shown: str, units: list[Unit], index: int) -> bool:
     """Whether a line ending with ":" states a fact of its own: it introduces no list (a list's
-    lead-in is its items' label) and says something is so ("Python 3.10+ is required for ROS 2
-    Humble:"), where "Create a validation script to check LiDAR data:" only announces the code
-    below it."""
-    introduces_list = index + 1 < len(units) and units[index + 1].kind == UnitKind.LIST_ITEM
-    return not introduces_list and bool(_STATEMENT_RE.search(shown))
+    lead-in is its items' label) and no section ("A handoff has three components:" above "### 1.
+    Register the target agent" announces them), and says something is so ("Python 3.10+ is
+    required for ROS 2 Humble:"), where "Create a validation script to check LiDAR data:" only
+    announces the code below it."""
+    introduces = index + 1 < len(units) and units[index + 1].kind in (UnitKind.LIST_ITEM, UnitKind.HEADING)
+    return not introduces and bool(_STATEMENT_RE.search(shown))
 
 
 def _lists(text: str, units: list[Unit]) -> dict[int, tuple[str, tuple[tuple[int, int], ...]]]:

@@ -75,11 +75,13 @@ def test_the_answerer_also_reads_a_line_ending_with_a_colon_that_states_a_fact()
         "Python 3.10+ is required for ROS 2 Humble Hawksbill compatibility:\n```bash\npython3 --version\n```\n"
         "Create a validation script to check the LiDAR data:\n```python\nprint(scan)\n```\n"
         "A typical embodied agent has several key components:\n- Sensors that perceive the world around it\n"
+        "A handoff in the Agents SDK has three components:\n### 1. Register the target agent\n"
     )
     quoted = [normalise(text[s.start : s.end]) for s in sectioned_sentences(text, for_answers=True)]
     assert quoted == [
         "Python 3.10+ is required for ROS 2 Humble Hawksbill compatibility:",
         "Sensors that perceive the world around it",  # its lead-in is its label, not a sentence
+        # a line announcing the sections below it states nothing they do not
     ]
     assert [normalise(text[a:b]) for a, b in prose_sentences(text)] == [
         "Sensors that perceive the world around it"
