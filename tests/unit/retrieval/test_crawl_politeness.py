@@ -16,6 +16,9 @@ from services.retrieval.ingest import SitemapError, SourceDocument, SourceError,
 from services.retrieval.ingest.politeness import retry_after_seconds
 
 TOLERANCE = 0.03  # seconds: a request may reach the server this much sooner after the last than it left
+# The server notes a request when its handler thread runs: on a loaded machine one arrival can be
+# noted late and the next on time, so a single gap may look this much shorter than the spacing.
+JITTER = 0.1
 PAGE = b"<html><head><title>Page</title></head><body><main><h1>Page</h1><p>Text.</p></main></body></html>"
 # Ours is the GlossatorBot group: were the product token not matched, `*` would forbid everything.
 ROBOTS = """User-agent: *
@@ -118,8 +121,12 @@ async def crawl(url: str, **options) -> dict[str, SourceDocument | SourceError]:
     return {item.source_path: item async for item in crawl_sitemap(url, **options)}
 
 
-def smallest_gap(arrivals: list[float]) -> float:
-    return min(later - earlier for earlier, later in pairwise(arrivals))
+def assert_spaced(arrivals: list[float], interval: float) -> None:
+    """Requests kept `interval` apart: on average (no scheduling delay makes a rate faster), and
+    each gap within the handler threads' jitter (a limiter that does nothing leaves gaps of ~0)."""
+    gaps = [later - earlier for earlier, later in pairwise(arrivals)]
+    assert sum(gaps) / len(gaps) >= interval - TOLERANCE
+    assert min(gaps) >= interval - JITTER
 
 
 async def test_robots_txt_crawl_delay_and_retries(start_site) -> None:
@@ -154,7 +161,7 @@ async def test_robots_txt_crawl_delay_and_retries(start_site) -> None:
     assert len(site.arrivals("/down.html")) == 3
     # robots.txt was read once, and every request, retries included, kept the Crawl-delay.
     assert site.paths().count("/robots.txt") == 1 and site.paths()[0] == "/robots.txt"
-    assert smallest_gap(site.arrivals()) >= 0.2 - TOLERANCE
+    assert_spaced(site.arrivals(), 0.2)
     assert {agent for _, _, agent in site.requests} == {politeness.USER_AGENT}
     assert politeness.USER_AGENT.startswith("GlossatorBot/")
 
@@ -165,7 +172,7 @@ async def test_the_request_rate_spaces_requests_and_a_missing_robots_txt_allows_
     items = await crawl(f"{site.url}/sitemap.xml", concurrency=3, requests_per_second=5)
     assert all(isinstance(item, SourceDocument) for item in items.values())
     assert len(site.requests) == 5
-    assert smallest_gap(site.arrivals()) >= 0.2 - TOLERANCE
+    assert_spaced(site.arrivals(), 0.2)
 
 
 async def test_an_unreachable_robots_txt_disallows_the_whole_site(start_site) -> None:
