@@ -125,12 +125,12 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         s = self._settings
         with self._ingest_slots.slot():
             async for reply in self._ingest(
-                paced(request_iterator, s.ingest_idle_seconds, s.ingest_max_seconds)
+                paced(request_iterator, s.ingest_idle_seconds, s.ingest_max_seconds), context
             ):
                 yield reply
 
     async def _ingest(
-        self, requests: AsyncIterator[retrieval_pb2.IngestRequest]
+        self, requests: AsyncIterator[retrieval_pb2.IngestRequest], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[retrieval_pb2.IngestResponse]:
         first = await anext(requests, None)
         if first is None:
@@ -142,7 +142,7 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         v.raise_if_any()
         await asyncio.to_thread(self._check_room_for, collection)
         pending = [first] if first.HasField("document") else []
-        items = self._source_documents(pending, requests)
+        items = self._source_documents(pending, requests, context)
         try:
             async for outcome, totals in self._indexer.ingest(
                 collection,
@@ -176,8 +176,15 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             )
 
     async def _source_documents(
-        self, pending: list[retrieval_pb2.IngestRequest], requests: AsyncIterator[retrieval_pb2.IngestRequest]
+        self,
+        pending: list[retrieval_pb2.IngestRequest],
+        requests: AsyncIterator[retrieval_pb2.IngestRequest],
+        context: grpc.aio.ServicerContext,
     ) -> AsyncIterator[SourceDocument | SourceError]:
+        """The stream's documents. A stream that ends because its client cancelled it (a source
+        that failed mid-run) is not a complete run: it ends in CancelledError, so that --prune
+        never takes it for the whole source."""
+
         async def all_requests():
             for request in pending:
                 yield request
@@ -188,6 +195,8 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
             if not request.HasField("document"):
                 raise InvalidArgument([], "options may only be sent as the first message of an Ingest stream")
             yield _source_document(request.document)
+        if context.cancelled():
+            raise asyncio.CancelledError
 
     async def ListDocuments(
         self, request: retrieval_pb2.ListDocumentsRequest, context: grpc.aio.ServicerContext
