@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import os
-import signal
 import socket
 import statistics
 import subprocess
@@ -76,27 +74,16 @@ def _suite_env(data_dir: Path, extra_env: dict[str, str] | None) -> tuple[dict[s
     return ports, env
 
 
-# prctl(PR_SET_PDEATHSIG, ...): Linux sends the signal to the child when its parent dies. Looked up
-# here, once: between fork and exec the child may only call what is already loaded.
-_PR_SET_PDEATHSIG = 1
-_PRCTL = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None) if sys.platform == "linux" else None
-
-
-def _die_with_parent() -> None:
-    _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
 def spawn_python(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
     """`python ARGS` in a child process that is stopped (SIGTERM) when the bench dies, however it
     dies: a bench killed mid-run left `glossator up` holding the embedded store, and the next run
-    failed with "open in another process"."""
+    failed with "open in another process". bench.parent_bound says why it is not a preexec_fn."""
     return subprocess.Popen(
-        [sys.executable, *args],
+        [sys.executable, "-m", "bench.parent_bound", str(os.getpid()), *args],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        preexec_fn=_die_with_parent if _PRCTL else None,
     )
 
 
