@@ -98,9 +98,12 @@ def to_document(item: SourceDocument | SourceError) -> retrieval_pb2.Document:
 async def ingest_requests(
     options: retrieval_pb2.IngestOptions, items: AsyncIterator[SourceDocument | SourceError]
 ) -> AsyncIterator[retrieval_pb2.IngestRequest]:
+    """The options, every item as a document, then `end`: the source was read to its end (a source
+    that fails raises before it, so that its run never prunes)."""
     yield retrieval_pb2.IngestRequest(options=options)
     async for item in items:
         yield retrieval_pb2.IngestRequest(document=to_document(item))
+    yield retrieval_pb2.IngestRequest(end=retrieval_pb2.IngestEnd())
 
 
 async def ingest(
@@ -149,8 +152,7 @@ async def ingest_folder(
 
 async def _write_all(call: grpc.aio.StreamStreamCall, requests: AsyncIterator[Any]) -> None:
     """Writes the requests and half-closes; a failing source cancels the call rather than stall
-    it. Never a half-close after a failure: the server would take the run for complete, and with
-    prune delete every document the run did not get to send."""
+    it (its requests never reach `end`, so the server never takes its run for complete)."""
     try:
         async for request in requests:
             await call.write(request)

@@ -11,7 +11,7 @@ import contextlib
 import hashlib
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 
@@ -133,10 +133,13 @@ class Indexer:
         items: AsyncIterator[SourceDocument | SourceError],
         *,
         base_url: str = "",
-        prune: bool = False,
+        prune: Callable[[], bool] | None = None,
         lock_wait_seconds: float | None = None,
     ) -> AsyncIterator[tuple[DocumentOutcome | None, IngestTotals]]:
         """Yields (outcome, running totals) per document, then (None, final totals).
+
+        `prune` is asked once the last item is in: True deletes the documents of the collection
+        this run did not send (only a complete run may say so).
 
         One ingest per collection at a time: another one waits `lock_wait_seconds` (None: as long as
         it takes) and is then ABORTED, rather than queueing for as long as a slow client holds it.
@@ -156,7 +159,7 @@ class Indexer:
                     seen.add(outcome.document_id)
                     _count(collection, totals, outcome, written, deleted)
                     yield outcome, totals
-                if prune and target.exists:
+                if prune is not None and prune() and target.exists:
                     async for outcome, deleted in self._prune(collection, seen):
                         _count(collection, totals, outcome, 0, deleted)
                         yield outcome, totals

@@ -9,7 +9,7 @@ import grpc
 
 from glossator.v1 import common_pb2, retrieval_pb2, retrieval_pb2_grpc
 from services.common.contract_limits import MAX_TOP_K, MIN_TOP_K
-from services.common.errors import InvalidArgument, NotFound, ResourceExhausted, Violations
+from services.common.errors import FieldViolation, InvalidArgument, NotFound, ResourceExhausted, Violations
 from services.common.limits import ConcurrencyLimit
 from services.common.wire import collection_name, timestamp
 from services.retrieval.config import RetrievalSettings
@@ -141,14 +141,13 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         _check_link(v, "options.base_url", options.base_url)
         v.raise_if_any()
         await asyncio.to_thread(self._check_room_for, collection)
-        pending = [first] if first.HasField("document") else []
-        items = self._source_documents(pending, requests, context)
+        stream = _IngestStream([] if first.HasField("options") else [first], requests)
         try:
             async for outcome, totals in self._indexer.ingest(
                 collection,
-                items,
+                stream.documents(),
                 base_url=options.base_url,
-                prune=options.prune,
+                prune=(lambda: stream.complete) if options.prune else None,
                 lock_wait_seconds=self._settings.ingest_lock_wait_seconds,
             ):
                 if outcome is None:
@@ -159,6 +158,12 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
                     )
         finally:  # documents written before a failure or a cut-off stay: the collection changed
             self._searcher.forget(collection)
+        if options.prune and not stream.complete:
+            raise InvalidArgument(
+                [FieldViolation("end", "prune needs the stream to end with `end`: nothing was pruned")],
+                "options.prune deletes only after a complete run, whose last message is `end`; "
+                "the documents this stream sent are indexed, and nothing was deleted",
+            )
 
     def _check_room_for(self, collection: str) -> None:
         """A new collection only while the server holds fewer than max_collections (concurrent
@@ -174,29 +179,6 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
                 f"this server holds its maximum of {limit} collections; ingest into an existing one "
                 "(or raise GLOSSATOR_RETRIEVAL_MAX_COLLECTIONS)"
             )
-
-    async def _source_documents(
-        self,
-        pending: list[retrieval_pb2.IngestRequest],
-        requests: AsyncIterator[retrieval_pb2.IngestRequest],
-        context: grpc.aio.ServicerContext,
-    ) -> AsyncIterator[SourceDocument | SourceError]:
-        """The stream's documents. A stream that ends because its client cancelled it (a source
-        that failed mid-run) is not a complete run: it ends in CancelledError, so that --prune
-        never takes it for the whole source."""
-
-        async def all_requests():
-            for request in pending:
-                yield request
-            async for request in requests:
-                yield request
-
-        async for request in all_requests():
-            if not request.HasField("document"):
-                raise InvalidArgument([], "options may only be sent as the first message of an Ingest stream")
-            yield _source_document(request.document)
-        if context.cancelled():
-            raise asyncio.CancelledError
 
     async def ListDocuments(
         self, request: retrieval_pb2.ListDocumentsRequest, context: grpc.aio.ServicerContext
@@ -276,6 +258,40 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         return retrieval_pb2.DeleteCollectionResponse(
             deleted_documents=held.documents, deleted_chunks=held.chunks
         )
+
+
+class _IngestStream:
+    """The documents of one Ingest stream, and whether the run was complete: a stream is complete
+    only when it ends with `end`, since a stream its client cancelled or lost may look half-closed
+    to the server before the cancellation arrives, and prune must never take it for the source."""
+
+    def __init__(
+        self, pending: list[retrieval_pb2.IngestRequest], requests: AsyncIterator[retrieval_pb2.IngestRequest]
+    ):
+        self._pending = pending
+        self._requests = requests
+        self.complete = False
+
+    async def documents(self) -> AsyncIterator[SourceDocument | SourceError]:
+        async for request in self._all_requests():
+            match request.WhichOneof("item"):
+                case "end":  # what follows is not read: the run is over
+                    self.complete = True
+                    return
+                case "document":
+                    yield _source_document(request.document)
+                case _:
+                    raise InvalidArgument(
+                        [],
+                        "options may only be sent as the first message of an Ingest stream, "
+                        "then documents, and `end` last",
+                    )
+
+    async def _all_requests(self) -> AsyncIterator[retrieval_pb2.IngestRequest]:
+        for request in self._pending:
+            yield request
+        async for request in self._requests:
+            yield request
 
 
 def _source_document(document: retrieval_pb2.Document) -> SourceDocument | SourceError:

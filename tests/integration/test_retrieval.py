@@ -37,8 +37,10 @@ async def retrieval(request, tmp_path_factory):
 
 async def ingest(stub, collection: str, documents: list[retrieval_pb2.Document], prune: bool = False):
     options = retrieval_pb2.IngestOptions(collection=collection, base_url=BASE_URL, prune=prune)
-    requests = [retrieval_pb2.IngestRequest(options=options)] + [
-        retrieval_pb2.IngestRequest(document=d) for d in documents
+    requests = [
+        retrieval_pb2.IngestRequest(options=options),
+        *[retrieval_pb2.IngestRequest(document=d) for d in documents],
+        retrieval_pb2.IngestRequest(end=retrieval_pb2.IngestEnd()),
     ]
     return [reply async for reply in stub.Ingest(async_iter(requests), timeout=120)]
 
@@ -155,6 +157,28 @@ async def test_reingest_skips_unchanged_replaces_changed_and_prunes_removed(retr
     )
     old_chunks = [r for r in zebra.results if r.chunk.document_id == documents[0].source_path]
     assert old_chunks and all("zebras" in r.chunk.text for r in old_chunks)  # no stale chunk left
+
+
+async def test_a_pruning_stream_that_ends_without_end_prunes_nothing(retrieval):
+    """A half-close is not proof of a complete run (a cancelled stream can look half-closed to the
+    server before the cancellation arrives): only `end` lets prune delete."""
+    documents = sample_documents()
+    await ingest(retrieval, "no-end", documents)
+    options = retrieval_pb2.IngestOptions(collection="no-end", base_url=BASE_URL, prune=True)
+    requests = [
+        retrieval_pb2.IngestRequest(options=options),
+        retrieval_pb2.IngestRequest(document=documents[0]),
+    ]
+    call = retrieval.Ingest(async_iter(requests), timeout=120)
+    replies = []
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        async for reply in call:
+            replies.append(reply)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "end" in field_violations(caught.value)
+    assert replies[-1].summary.documents_done == 1 and replies[-1].summary.documents_deleted == 0
+    listed = await retrieval.ListDocuments(retrieval_pb2.ListDocumentsRequest(collection="no-end"))
+    assert listed.total_size == len(documents)
 
 
 async def test_an_interrupted_ingest_run_again_ends_in_the_same_state(retrieval):

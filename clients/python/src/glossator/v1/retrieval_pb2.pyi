@@ -98,13 +98,19 @@ class IngestOptions(_message.Message):
     prune: bool
     def __init__(self, collection: _Optional[str] = ..., base_url: _Optional[str] = ..., prune: _Optional[bool] = ...) -> None: ...
 
+class IngestEnd(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class IngestRequest(_message.Message):
-    __slots__ = ("options", "document")
+    __slots__ = ("options", "document", "end")
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
     options: IngestOptions
     document: Document
-    def __init__(self, options: _Optional[_Union[IngestOptions, _Mapping]] = ..., document: _Optional[_Union[Document, _Mapping]] = ...) -> None: ...
+    end: IngestEnd
+    def __init__(self, options: _Optional[_Union[IngestOptions, _Mapping]] = ..., document: _Optional[_Union[Document, _Mapping]] = ..., end: _Optional[_Union[IngestEnd, _Mapping]] = ...) -> None: ...
 
 class DocumentResult(_message.Message):
     __slots__ = ("document_id", "source_path", "status", "chunks", "error")

@@ -84,7 +84,8 @@ class RetrievalServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Ingest(self, request_iterator, context):
-        """Ingests documents: the first message carries the options, every following one a document.
+        """Ingests documents: the first message carries the options, every following one a document, and
+        a client that read its whole source ends with `end` (the run is then complete: it may prune).
         One progress message is streamed back per document, then a summary.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
