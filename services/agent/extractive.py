@@ -118,9 +118,9 @@ _META_RE = re.compile(
     r"|next,?\s+(?:we|you)|explore\s|review\s+the|see\s+(?:the|also)|refer\s+to|check\s+out)\b",
     re.IGNORECASE,
 )
-# The options of a multiple-choice question ("A) Use ... B) Use ... C) ..."): mostly wrong on
-# purpose, and none is stated as true.
-_CHOICES_RE = re.compile(r"(?:^|\s)A\)\s.+\sB\)\s.+\sC\)\s")
+# The options of a multiple-choice question, on one line ("A) Use ... B) Use ... C) ...") or one
+# a line ("B) Use stateless_http=False ..."): mostly wrong on purpose, and none is stated as true.
+_CHOICES_RE = re.compile(r"(?:^|\s)A\)\s.+\sB\)\s.+\sC\)\s|^[A-E]\)\s")
 # A template's blank for the reader to fill ("[Describe your feature]", "[Single / Coordinator /
 # Sequential]"): a bracket opened after a space (not "dict[str, int]"), holding words (not a
 # citation "[1]"), and not a link.

@@ -36,6 +36,10 @@ _EXPORT = re.compile(
 )
 _MAX_TAG_CHARS = 200_000  # a tag whose quotes never balance is text, not a tag
 _PROSE_WORDS = 3
+# A prop's array whose strings are choices offered, not statements: a quiz's wrong options read
+# as facts once they are prose ("Use stateless_http=False to preserve state across requests").
+_CHOICE_ARRAYS = frozenset({"options", "choices", "distractors"})
+_ARRAY_KEY = re.compile(r"""(\w+)["']?\s*:\s*\Z""")
 _JS_ESCAPE = re.compile(r"\\(.)")
 
 # fmt: off
@@ -173,7 +177,8 @@ def _scan_tag(text: str, start: int) -> tuple[int, str, list[str]]:
 
     Attribute values may hold quotes, braces and `>` (JSX expressions span lines): they are skipped,
     but their string literals of three words or more are prose the page shows (a quiz's questions
-    and explanations, an image's alt text) and come back as `prose`. Components (Capitalised or
+    and explanations, an image's alt text) and come back as `prose`, except in an array of choices
+    (`options: [...]`: a quiz's wrong answers are no statements of the page). Components (Capitalised or
     dotted names), fragments and known HTML tags are stripped; anything else (`a <b` in prose,
     `<https://...>` autolinks) stays text.
     """
@@ -185,6 +190,7 @@ def _scan_tag(text: str, start: int) -> tuple[int, str, list[str]]:
     ):
         return -1, "", []
     depth, quote, literal_start = 0, "", 0
+    arrays: list[str] = []  # the keys of the arrays the scan is in, innermost last
     prose: list[str] = []
     limit = min(len(text), start + _MAX_TAG_CHARS)
     while index < limit:
@@ -195,10 +201,15 @@ def _scan_tag(text: str, start: int) -> tuple[int, str, list[str]]:
             elif char == quote:
                 quote = ""
                 literal = _unescape(text[literal_start:index])
-                if len(literal.split()) >= _PROSE_WORDS:
+                if len(literal.split()) >= _PROSE_WORDS and not _CHOICE_ARRAYS.intersection(arrays):
                     prose.append(" ".join(literal.split()))
         elif char in "\"'`" and (depth or text[index - 1] == "="):
             quote, literal_start = char, index + 1
+        elif char == "[" and depth:
+            key = _ARRAY_KEY.search(text, max(start, index - 64), index)
+            arrays.append(key[1].lower() if key else "")
+        elif char == "]" and arrays:
+            arrays.pop()
         elif char == "{":
             depth += 1
         elif char == "}":

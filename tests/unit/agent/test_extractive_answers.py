@@ -132,13 +132,15 @@ def test_exercise_tasks_and_quiz_options_are_not_answers():
         "A) Use stateless_http=True to scale out B) Use stateless_http=False to keep state "
         "C) Add session affinity to the load balancer"
     )
+    option = "B) Use launch files so that many nodes share one process"  # one choice a line
     content = "Launch files start many nodes with one command and their parameters in one place."
     planned = "Launch files: starting many nodes at once with their parameters"
     text = (
-        f"## Exercise Requirements\n- {task}\n\n## Quiz\n{options}\n\n## Why launch files\n{content}\n\n"
+        f"## Exercise Requirements\n- {task}\n\n## Quiz\n{options}\n\n**Why launch files?**\n\n"
+        f"A) Use them to restart a node\n{option}\n\n## Why launch files\n{content}\n\n"
         f"## Ahead\nYou'll implement these patterns:\n- {planned}\n- Parameters: one file for every node\n"
     )
-    similarity = {task: 0.7, options: 0.69, planned: 0.8, content: 0.6}
+    similarity = {task: 0.7, options: 0.69, option: 0.75, planned: 0.8, content: 0.6}
     assert (
         answer("Why use launch files when a robot runs many nodes?", [text], similarity) == f"{content} [1]"
     )

@@ -135,6 +135,7 @@ def test_known_sections_of_agentfactory(count_tokens) -> None:
     text = "\n".join(chunk.text for chunk in quiz_chunks)
     assert "<Quiz" not in text and "correctOption" not in text
     assert "NumPy's C extensions already release the GIL" in text  # the quiz's prose is kept
+    assert "Traditional threading with Python threads for parallelism" not in text  # a wrong option
 
 
 def test_ids_are_stable_across_runs_and_change_with_content(count_tokens) -> None:
