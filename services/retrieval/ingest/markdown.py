@@ -148,8 +148,9 @@ def strip_mdx(text: str) -> str:
                 position = end
                 if name in ("br", "wbr"):
                     out.append(" ")
-                elif prose:
-                    out.append("\n\n" + "\n".join(prose) + "\n\n")
+                elif prose:  # a paragraph each: a literal without a period ("Lesson 3: Testing AI
+                    # Safely with Branches", a quiz's source) must not run on into the next one
+                    out.append("\n\n" + "\n\n".join(prose) + "\n\n")
         elif _is_esm(text, start):
             blank = _BLANK_LINE.search(text, start)
             position = blank.start() if blank else len(text)
