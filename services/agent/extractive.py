@@ -121,6 +121,7 @@ _META_RE = re.compile(
 # The options of a multiple-choice question, on one line ("A) Use ... B) Use ... C) ...") or one
 # a line ("B) Use stateless_http=False ..."): mostly wrong on purpose, and none is stated as true.
 _CHOICES_RE = re.compile(r"(?:^|\s)A\)\s.+\sB\)\s.+\sC\)\s|^[A-E]\)\s")
+_QUESTION_END_RE = re.compile(r"\?[\"'”’)\]]*\s*$")
 # A template's blank for the reader to fill ("[Describe your feature]", "[Single / Coordinator /
 # Sequential]"): a bracket opened after a space (not "dict[str, int]"), holding words (not a
 # citation "[1]"), and not a link.
@@ -690,6 +691,7 @@ def _candidates(passages: Sequence[Passage]) -> list[_Candidate]:
             # a list under a lead-in about the text ("You'll implement:") says what a reader will do
             meta = (
                 is_meta_sentence(sentence.shown)
+                or is_question(sentence.shown)
                 or is_meta_section(sentence.heading.text or section)
                 or (bool(sentence.label) and is_meta_sentence(sentence.label))
             )
@@ -772,6 +774,19 @@ def is_meta_sentence(shown: str) -> bool:
     """A sentence about the text rather than its subject ("This tutorial covers ..."), a quiz's
     options, or a template for the reader to fill in."""
     return bool(_META_RE.search(shown) or _CHOICES_RE.search(shown) or _PLACEHOLDER_RE.search(shown))
+
+
+def is_question(shown: str) -> bool:
+    """A sentence that asks rather than states: a quiz's question, a prompt for the reader to try
+    ("When would you choose TaskGroup (all-or-nothing) vs gather (best-effort)?"). Not meta as a
+    label: the items under "Why use launch files?" answer it.) A statement may end by quoting a
+    question ('Has clear intent — "What problem does this solve?"'): only a quote that opens the
+    sentence makes it one."""
+    text = shown.strip()
+    if not _QUESTION_END_RE.search(text):
+        return False
+    quote_opens = max(text.rfind('"', 0, len(text) - 2), text.rfind("“"))
+    return quote_opens <= 0
 
 
 def _section_of(heading: str) -> str:

@@ -50,7 +50,8 @@ _STRAY_STRONG_RE = re.compile(r"^\*\*(?=\S)|(?<=\S)\*\*$")
 _BACKTICKS_RE = re.compile(r"`+")
 _NEWLINE_RE = re.compile(r"\n")
 _SPACE_RE = re.compile(r"[ \t]+")
-_SPACE_BEFORE_CLOSE_RE = re.compile(r" ([)\].,;])")
+# Not before a word: ".env" and ".md" are names ("a .env file" is no "a.env file").
+_SPACE_BEFORE_CLOSE_RE = re.compile(r" ([)\].,;])(?!\w)")
 _SPACE_AFTER_OPEN_RE = re.compile(r"([(\[]) ")
 
 

@@ -146,6 +146,24 @@ def test_exercise_tasks_and_quiz_options_are_not_answers():
     )
 
 
+def test_a_question_in_the_text_is_no_answer_but_a_statement_quoting_one_is():
+    """A prompt for the reader to try asks; it states nothing. 'Has clear intent — "What problem
+    does this solve?"' states what a real specification has."""
+    prompt = '"When would you use export for temporary values vs. a .env file for lasting ones?"'
+    fact = "Export sets a variable for the current terminal only; a .env file keeps it across sessions."
+    text = f"## Try it\n\n{prompt}\n\n## Configuration\n\n{fact}\n"
+    similarity = {normalise(prompt): 0.9, fact: 0.6}
+    question = "How does setting a variable with export differ from putting it in a .env file?"
+    assert answer(question, [text], similarity) == f"{fact} [1]"
+
+    intent = 'A real specification has clear intent — "What problem does this solve?"'
+    other = "Specifications are written before the code."
+    similarity = {intent: 0.8, other: 0.5}
+    assert answer("What does a real specification have?", [f"{intent} {other}"], similarity).startswith(
+        shown_sentence(intent)
+    )
+
+
 def test_a_name_the_question_asks_about_in_particular_must_be_near_the_answer():
     """Azure is mentioned in one passage of five, in another item of a list: that list does not
     say how to deploy to Azure. One introduced earlier in the section is near ("He" is Tesla)."""

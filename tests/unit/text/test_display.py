@@ -27,6 +27,8 @@ from services.common.text.words import tokens
         ("**Agents don't compete.", "Agents don't compete."),
         ("Agents BUILD agents.**", "Agents BUILD agents."),
         ("a ** b and x__", "a ** b and x__"),
+        # A name that starts with a period keeps the space before it.
+        ("Create a `.env` file, not a **.envrc** one .", "Create a .env file, not a .envrc one."),
     ],
 )
 def test_markup_is_removed(markdown: str, shown: str):
