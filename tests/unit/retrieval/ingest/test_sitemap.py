@@ -32,12 +32,19 @@ class Site:
         self.url = f"http://127.0.0.1:{server.server_address[1]}"
         self.in_flight = 0
         self.most_in_flight = 0
-        self.lock = threading.Lock()
+        self.lock = threading.Condition()
+
+    def keep_company(self, seconds: float) -> None:
+        """Holds a page until another one is being served too (at most `seconds`): a crawler that
+        fetches two at a time overlaps them however slowly a loaded machine starts the second
+        (a fixed 0.05 s pause let them run one after the other, and most_in_flight was 1)."""
+        with self.lock:
+            self.lock.wait_for(lambda: self.in_flight >= 2, seconds)
 
 
 def serve(site_box: list[Site]) -> type[SimpleHTTPRequestHandler]:
     class Handler(SimpleHTTPRequestHandler):
-        """Serves the folder; slows pages down a little and counts how many are served at once."""
+        """Serves the folder; holds pages a little and counts how many are served at once."""
 
         def do_GET(self) -> None:
             site = site_box[0]
@@ -46,9 +53,12 @@ def serve(site_box: list[Site]) -> type[SimpleHTTPRequestHandler]:
             with site.lock:
                 site.in_flight += page
                 site.most_in_flight = max(site.most_in_flight, site.in_flight)
+                site.lock.notify_all()
             try:
-                if self.path.endswith(".html"):
-                    time.sleep(2 if self.path == "/slow.html" else 0.05)
+                if self.path == "/slow.html":
+                    time.sleep(2)
+                elif self.path.endswith(".html"):
+                    site.keep_company(0.5)
                 super().do_GET()
             finally:
                 with site.lock:
