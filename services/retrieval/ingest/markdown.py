@@ -39,7 +39,10 @@ _PROSE_WORDS = 3
 # A prop's array whose strings are choices offered, not statements: a quiz's wrong options read
 # as facts once they are prose ("Use stateless_http=False to preserve state across requests").
 _CHOICE_ARRAYS = frozenset({"options", "choices", "distractors"})
-_ARRAY_KEY = re.compile(r"""(\w+)["']?\s*:\s*\Z""")
+# A prop that names a place rather than saying something (a quiz's source, "Lesson 3: Testing AI
+# Safely with Branches", was quoted as an answer's sentence).
+_REFERENCE_KEYS = frozenset({"source", "sources", "href", "src", "to", "url", "link", "id"})
+_KEY_BEFORE = re.compile(r"""(\w+)["']?\s*:\s*\Z""")
 _JS_ESCAPE = re.compile(r"\\(.)")
 
 # fmt: off
@@ -179,7 +182,8 @@ def _scan_tag(text: str, start: int) -> tuple[int, str, list[str]]:
     Attribute values may hold quotes, braces and `>` (JSX expressions span lines): they are skipped,
     but their string literals of three words or more are prose the page shows (a quiz's questions
     and explanations, an image's alt text) and come back as `prose`, except in an array of choices
-    (`options: [...]`: a quiz's wrong answers are no statements of the page). Components (Capitalised or
+    (`options: [...]`: a quiz's wrong answers are no statements of the page) or as a reference
+    (`source: "Lesson 3: ..."`, `href`). Components (Capitalised or
     dotted names), fragments and known HTML tags are stripped; anything else (`a <b` in prose,
     `<https://...>` autolinks) stays text.
     """
@@ -190,7 +194,7 @@ def _scan_tag(text: str, start: int) -> tuple[int, str, list[str]]:
         index < len(text) and text[index] not in " \t\n/>"
     ):
         return -1, "", []
-    depth, quote, literal_start = 0, "", 0
+    depth, quote, literal_start, literal_key = 0, "", 0, ""
     arrays: list[str] = []  # the keys of the arrays the scan is in, innermost last
     prose: list[str] = []
     limit = min(len(text), start + _MAX_TAG_CHARS)
@@ -202,12 +206,18 @@ def _scan_tag(text: str, start: int) -> tuple[int, str, list[str]]:
             elif char == quote:
                 quote = ""
                 literal = _unescape(text[literal_start:index])
-                if len(literal.split()) >= _PROSE_WORDS and not _CHOICE_ARRAYS.intersection(arrays):
+                if (
+                    len(literal.split()) >= _PROSE_WORDS
+                    and not _CHOICE_ARRAYS.intersection(arrays)
+                    and literal_key not in _REFERENCE_KEYS
+                ):
                     prose.append(" ".join(literal.split()))
         elif char in "\"'`" and (depth or text[index - 1] == "="):
             quote, literal_start = char, index + 1
+            key = _KEY_BEFORE.search(text, max(start, index - 64), index)
+            literal_key = key[1].lower() if key else ""
         elif char == "[" and depth:
-            key = _ARRAY_KEY.search(text, max(start, index - 64), index)
+            key = _KEY_BEFORE.search(text, max(start, index - 64), index)
             arrays.append(key[1].lower() if key else "")
         elif char == "]" and arrays:
             arrays.pop()

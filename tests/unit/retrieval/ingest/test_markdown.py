@@ -39,7 +39,7 @@ Use `<Tabs>` inline, keep a <b>bold</b> word<br/>and a line break.
   title="Installing: check yourself"
   questions={[
     { question: "Which command installs the package?", options: ["apt install it", "no"],
-      explanation: 'It\\'s the package manager that installs it.' },
+      explanation: 'It\\'s the package manager that installs it.', source: "Lesson 2: Installing Packages" },
   ]}
 />
 """
@@ -91,6 +91,7 @@ def test_prose_inside_component_props_is_kept_but_not_the_choices_offered() -> N
         "It's the package manager that installs it.",
     ]
     assert not any("apt install it" in text for text in prose)  # a quiz's options state nothing
+    assert not any("Lesson 2" in text for text in prose)  # nor does where its answer is taught
 
 
 def test_esm_lines_inside_a_paragraph_are_text() -> None:
