@@ -107,7 +107,8 @@ _REASON_RE = re.compile(
 )
 # A list of reasons: its items give them without "because" ("Why it fails:", "Benefits:").
 _REASONS_LABEL_RE = re.compile(r"\b(?:why|reasons?|benefits?|advantages?|because)\b", re.IGNORECASE)
-# Sentences about the text rather than its subject.
+# Sentences about the text rather than its subject, and a reader's prompts to an assistant ("Show
+# me code using both asyncio.gather() and asyncio.create_task()": a request states nothing).
 _META_RE = re.compile(
     r"^(?:in\s+)?(?:this|the\s+following|these|the\s+next)\s+(?:[\w-]+\s+)?(?:tutorial|chapter|section"
     r"|lesson|module|guide|page|document|article|book|part|unit|exercise|project|course|walkthrough"
@@ -115,7 +116,8 @@ _META_RE = re.compile(
     r"|^(?:in\s+this\s+\w+,?\s+)?(?:you|we)(?:'ll|\s+will|\s+are\s+going\s+to|\s+learn)\b"
     r"|^(?:now\s+)?(?:you|we)(?:'re|\s+are)\s+(?:now\s+)?ready\b"
     r"|^(?:by\s+the\s+end\s+of|let's|learn\s+(?:how|to|about)|continue\s+(?:to|with)"
-    r"|next,?\s+(?:we|you)|explore\s|review\s+the|see\s+(?:the|also)|refer\s+to|check\s+out)\b",
+    r"|next,?\s+(?:we|you)|explore\s|review\s+the|see\s+(?:the|also)|refer\s+to|check\s+out)\b"
+    r"|^[\"“]?(?:show|tell|give|help|teach|walk)\s+me\b",
     re.IGNORECASE,
 )
 # The options of a multiple-choice question, on one line ("A) Use ... B) Use ... C) ...") or one
