@@ -117,7 +117,9 @@ _META_RE = re.compile(
     r"|^(?:now\s+)?(?:you|we)(?:'re|\s+are)\s+(?:now\s+)?ready\b"
     r"|^(?:by\s+the\s+end\s+of|let's|learn\s+(?:how|to|about)|continue\s+(?:to|with)"
     r"|next,?\s+(?:we|you)|explore\s|review\s+the|see\s+(?:the|also)|refer\s+to|check\s+out)\b"
-    r"|^[\"“]?(?:show|tell|give|help|teach|walk)\s+me\b",
+    r"|^[\"“]?(?:show|tell|give|help|teach|walk)\s+me\b"
+    r"|^(?:lesson|chapter|section|part|module|unit)\s+\d[\w.-]*\s+(?:shows?|covers?|explains?"
+    r"|introduces?|teaches|describes?|builds?|adds?|goes|will)\b",
     re.IGNORECASE,
 )
 # The options of a multiple-choice question, on one line ("A) Use ... B) Use ... C) ...") or one
@@ -131,7 +133,8 @@ _PLACEHOLDER_RE = re.compile(r"(?:^|(?<=[\s(\"'“]))\[[^\]\d\s][^\]]*\](?!\()")
 # Sections whose items say what a reader will learn or read next, not what the book teaches.
 _META_SECTION_RE = re.compile(
     r"\b(?:objectives?|what you(?:'ll| will) learn|goals|outcomes|next steps|further reading"
-    r"|resources|references|see also|exercises?|assignments?|your tasks?|try with ai)\b",
+    r"|resources|references|see also|related \w+|connections|exercises?|assignments?|your tasks?"
+    r"|try with ai)\b",
     re.IGNORECASE,
 )
 # A sentence this long or longer (content words) that adds no word to the question's, past a
