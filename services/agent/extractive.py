@@ -125,7 +125,9 @@ _META_RE = re.compile(
 # The options of a multiple-choice question, on one line ("A) Use ... B) Use ... C) ...") or one
 # a line ("B) Use stateless_http=False ..."): mostly wrong on purpose, and none is stated as true.
 _CHOICES_RE = re.compile(r"(?:^|\s)A\)\s.+\sB\)\s.+\sC\)\s|^[A-E]\)\s")
-_QUESTION_END_RE = re.compile(r"\?[\"'”’)\]]*\s*$")
+_QUESTION_END_RE = re.compile(r"\?[\"'”’)]*\s*$")
+# An editor's tag closing a sentence ("[when?]", "[citation needed]") asks nothing of the reader.
+_TRAILING_TAG_RE = re.compile(r"\s*\[[^\[\]]*\]\s*$")
 # A template's blank for the reader to fill ("[Describe your feature]", "[Single / Coordinator /
 # Sequential]"): a bracket opened after a space (not "dict[str, int]"), holding words (not a
 # citation "[1]"), and not a link.
@@ -787,7 +789,7 @@ def is_question(shown: str) -> bool:
     label: the items under "Why use launch files?" answer it.) A statement may end by quoting a
     question ('Has clear intent — "What problem does this solve?"'): only a quote that opens the
     sentence makes it one."""
-    text = shown.strip()
+    text = _TRAILING_TAG_RE.sub("", shown.strip())
     if not _QUESTION_END_RE.search(text):
         return False
     quote_opens = max(text.rfind('"', 0, len(text) - 2), text.rfind("“"))

@@ -164,6 +164,11 @@ def test_a_question_in_the_text_is_no_answer_but_a_statement_quoting_one_is():
     assert answer("What does a real specification have?", [f"{intent} {other}"], similarity).startswith(
         shown_sentence(intent)
     )
+    tagged = "Hutchins eliminated varsity football to emphasize academics over athletics.[when?]"
+    similarity = {tagged: 0.8, other: 0.5}  # an editor's tag is no question
+    assert answer("Why did Hutchins eliminate football?", [f"{tagged} {other}"], similarity).startswith(
+        "Hutchins"
+    )
 
 
 def test_a_name_the_question_asks_about_in_particular_must_be_near_the_answer():
