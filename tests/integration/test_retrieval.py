@@ -181,6 +181,22 @@ async def test_a_pruning_stream_that_ends_without_end_prunes_nothing(retrieval):
     assert listed.total_size == len(documents)
 
 
+async def test_what_follows_end_is_not_read(retrieval):
+    """`end` closes the run: a document sent after it is not indexed (nor pruned against)."""
+    first, second = sample_documents()[:2]
+    options = retrieval_pb2.IngestOptions(collection="after-end", base_url=BASE_URL)
+    requests = [
+        retrieval_pb2.IngestRequest(options=options),
+        retrieval_pb2.IngestRequest(document=first),
+        retrieval_pb2.IngestRequest(end=retrieval_pb2.IngestEnd()),
+        retrieval_pb2.IngestRequest(document=second),
+    ]
+    replies = [reply async for reply in retrieval.Ingest(async_iter(requests), timeout=120)]
+    assert set(statuses(replies)) == {first.source_path}
+    listed = await retrieval.ListDocuments(retrieval_pb2.ListDocumentsRequest(collection="after-end"))
+    assert [d.source_path for d in listed.documents] == [first.source_path]
+
+
 async def test_an_interrupted_ingest_run_again_ends_in_the_same_state(retrieval):
     documents = sample_documents()
     options = retrieval_pb2.IngestOptions(collection="interrupted", base_url=BASE_URL)
