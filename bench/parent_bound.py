@@ -3,7 +3,9 @@ when process PID, the bench that started it, dies, however it dies.
 
 The signal is asked for here, after exec, rather than in a `preexec_fn` between fork and exec: a
 `preexec_fn` makes the child run Python's at-fork hooks, and gRPC's, forked while the bench's gRPC
-threads were busy, aborted the child (a service that exited with -6 before it served)."""
+threads were busy, aborted the child (a service that exited with -6 before it served).
+Linux sends the signal when the *thread* that started the child ends: start children from a
+thread that lives as long as they should (the benches' event loop thread does)."""
 
 from __future__ import annotations
 
