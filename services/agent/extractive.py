@@ -108,7 +108,8 @@ _REASON_RE = re.compile(
 # A list of reasons: its items give them without "because" ("Why it fails:", "Benefits:").
 _REASONS_LABEL_RE = re.compile(r"\b(?:why|reasons?|benefits?|advantages?|because)\b", re.IGNORECASE)
 # Sentences about the text rather than its subject, and a reader's prompts to an assistant ("Show
-# me code using both asyncio.gather() and asyncio.create_task()": a request states nothing).
+# me code using both asyncio.gather() and asyncio.create_task()", "AI Prompt Used: ...", "Ask your
+# AI: ..."; a request states nothing).
 _META_RE = re.compile(
     r"^(?:in\s+)?(?:this|the\s+following|these|the\s+next)\s+(?:[\w-]+\s+)?(?:tutorial|chapter|section"
     r"|lesson|module|guide|page|document|article|book|part|unit|exercise|project|course|walkthrough"
@@ -118,6 +119,7 @@ _META_RE = re.compile(
     r"|^(?:by\s+the\s+end\s+of|let's|learn\s+(?:how|to|about)|continue\s+(?:to|with)"
     r"|next,?\s+(?:we|you)|explore\s|review\s+the|see\s+(?:the|also)|refer\s+to|check\s+out)\b"
     r"|^[\"“]?(?:show|tell|give|help|teach|walk)\s+me\b"
+    r"|^(?:ai\s+|your\s+)?prompt(?:\s+used)?\s*:|^ask\s+(?:your\s+)?(?:ai|claude|chatgpt|gemini)\s*:"
     r"|^(?:lesson|chapter|section|part|module|unit)\s+\d[\w.-]*\s+(?:shows?|covers?|explains?"
     r"|introduces?|teaches|describes?|builds?|adds?|goes|will)\b",
     re.IGNORECASE,

@@ -119,10 +119,22 @@ def test_section_intros_and_learning_objectives_give_way_to_content():
     ready = "You're ready to set up Unity for robotics simulation."
     objective = "Understand how Unity renders robotics simulation scenes."
     prompt = "Show me which Unity version to install for robotics simulation."  # a prompt to try
+    used = 'AI Prompt Used: "Which Unity version suits robotics simulation?"'
     pointer = "Lesson 5 shows which Unity version suits robotics simulation."
     content = "Unity 2022.3 LTS is recommended for robotics simulation."
-    text = f"{intro} {ready} {prompt} {content}\n## Learning Objectives\n- {objective}\n## Connections\n{pointer}\n"
-    similarity = {intro: 0.7, ready: 0.7, objective: 0.68, prompt: 0.75, pointer: 0.74, content: 0.6}
+    text = (
+        f"{intro} {ready} {prompt} {content}\n\n{used}\n## Learning Objectives\n- {objective}\n"
+        f"## Connections\n{pointer}\n"
+    )
+    similarity = {
+        intro: 0.7,
+        ready: 0.7,
+        objective: 0.68,
+        prompt: 0.75,
+        pointer: 0.74,
+        used: 0.76,
+        content: 0.6,
+    }
     assert answer("Which Unity version is recommended for robotics simulation?", [text], similarity) == (
         f"{content} [1]"
     )
