@@ -125,12 +125,12 @@ class RetrievalServicer(retrieval_pb2_grpc.RetrievalServiceServicer):
         s = self._settings
         with self._ingest_slots.slot():
             async for reply in self._ingest(
-                paced(request_iterator, s.ingest_idle_seconds, s.ingest_max_seconds), context
+                paced(request_iterator, s.ingest_idle_seconds, s.ingest_max_seconds)
             ):
                 yield reply
 
     async def _ingest(
-        self, requests: AsyncIterator[retrieval_pb2.IngestRequest], context: grpc.aio.ServicerContext
+        self, requests: AsyncIterator[retrieval_pb2.IngestRequest]
     ) -> AsyncIterator[retrieval_pb2.IngestResponse]:
         first = await anext(requests, None)
         if first is None:

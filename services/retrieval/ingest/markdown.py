@@ -214,11 +214,9 @@ def _scan_tag(text: str, start: int) -> tuple[int, str, list[str]]:
                     prose.append(" ".join(literal.split()))
         elif char in "\"'`" and (depth or text[index - 1] == "="):
             quote, literal_start = char, index + 1
-            key = _KEY_BEFORE.search(text, max(start, index - 64), index)
-            literal_key = key[1].lower() if key else ""
+            literal_key = _key_before(text, start, index)
         elif char == "[" and depth:
-            key = _KEY_BEFORE.search(text, max(start, index - 64), index)
-            arrays.append(key[1].lower() if key else "")
+            arrays.append(_key_before(text, start, index))
         elif char == "]" and arrays:
             arrays.pop()
         elif char == "{":
@@ -231,6 +229,12 @@ def _scan_tag(text: str, start: int) -> tuple[int, str, list[str]]:
             break
         index += 1
     return -1, "", []
+
+
+def _key_before(text: str, start: int, index: int) -> str:
+    """The lower-case property name just before `index` (`options: [`, `source: "`), or ""."""
+    key = _KEY_BEFORE.search(text, max(start, index - 64), index)
+    return key[1].lower() if key else ""
 
 
 def _unescape(literal: str) -> str:
