@@ -27,6 +27,7 @@ from functools import cached_property
 
 from services.common.text.display import display_text
 from services.common.text.lists import read_list
+from services.common.text.steps import step_readings
 from services.common.text.tables import table_rows
 from services.common.text.units import UnitKind, sentence_units
 from services.common.text.words import Analysis, capitalised_words, is_content_word, stem
@@ -151,13 +152,15 @@ class ReadSentence:
 
 def read_sentences(text: str) -> list[ReadSentence]:
     """The text's sentences, each list item with the heading it stands under, each table row
-    read cell by cell under its header (as the answerer quotes it: services.common.text.tables)."""
+    read cell by cell under its header, and a step with the short command it introduces (as the
+    answerer quotes them: services.common.text.tables, services.common.text.steps)."""
     read = []
     heading = ""
     units = sentence_units(text)
     rows = table_rows(text, units)
+    steps = step_readings(text, units)
     for index, unit in enumerate(units):
-        sentence = text[unit.start : unit.end]
+        sentence = steps.get(index) or text[unit.start : unit.end]
         if unit.kind == UnitKind.HEADING:
             heading = display_text(sentence)
         if index in rows:

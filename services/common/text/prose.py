@@ -13,8 +13,9 @@ on its own, so these are left out:
 Words are counted in the text as displayed (`display.display_text`). Spans are offsets into the
 chunk text (in code points), so a client can highlight a sentence where it stands.
 
-The extractive answerer also reads a table's data rows and the lines ending with ":" that state a
-fact (`for_answers`; rows read each cell under its header, tables.py); Search scores prose alone.
+The extractive answerer also reads a table's data rows, the lines ending with ":" that state a
+fact, and the steps that introduce a short command, read with it (`for_answers`; rows read each
+cell under its header, tables.py; steps.py); Search scores prose alone.
 
 A list item means little without what it is a list of ("Used for streaming data" is about
 Topics only under "#### Publisher-Subscriber (Topics)"), so each one knows its label (the line
@@ -34,6 +35,7 @@ import re
 from dataclasses import dataclass
 
 from services.common.text.display import display_text
+from services.common.text.steps import step_readings
 from services.common.text.tables import table_rows
 from services.common.text.units import LIST_BULLET_RE, PROSE_KINDS, Unit, UnitKind, sentence_units
 from services.common.text.words import TOKEN_RE, Analysis
@@ -69,7 +71,8 @@ class ProseSentence:
     label: str = ""
     items: tuple[tuple[int, int], ...] = ()
     # For a table's data row: how it reads, each cell under its header (tables.row_reading); its
-    # label is the heading above the table and its items are the table's rows.
+    # label is the heading above the table and its items are the table's rows. For a step that
+    # introduces a short command: the step with its command (steps.step_readings).
     reading: str = ""
     # Too short to answer on its own, but one of the things its list names: a block's title (the
     # items of a lead-in's list of blocks are their titles) or a list item of a few words
@@ -94,6 +97,7 @@ def sectioned_sentences(text: str, *, for_answers: bool = False) -> list[ProseSe
     lists = _lists(text, units)
     rows = table_rows(text, units) if for_answers else {}
     titles = _announced_titles(text, units) if for_answers else {}
+    steps = step_readings(text, units) if for_answers else {}
     for index, unit in enumerate(units):
         if unit.kind == UnitKind.HEADING:
             heading = display_text(text[unit.start : unit.end])
@@ -104,6 +108,11 @@ def sectioned_sentences(text: str, *, for_answers: bool = False) -> list[ProseSe
         if index in rows:
             row = rows[index]
             found.append(ProseSentence(unit.start, unit.end, heading, _label(heading), row.rows, row.reading))
+            continue
+        if index in steps and not _states(display_text(text[unit.start : unit.end]), units, index):
+            lead_in, items = lists.get(index, ("", ()))
+            label = _label(lead_in or heading) if items else ""
+            found.append(ProseSentence(unit.start, unit.end, heading, label, items, steps[index]))
             continue
         if unit.kind not in PROSE_KINDS:
             continue

@@ -143,6 +143,8 @@ def test_a_list_is_its_items_at_one_depth_and_a_sub_list_is_labelled_by_its_item
         for s in sectioned_sentences(NESTED, for_answers=True)
     ]
     assert found == [
+        # a step with its command is an item of its list (steps.py)
+        ("**Reduce update rate**:", "If simulation is running slowly", 3, False),
         # a sub-list is labelled by the item it is nested in
         (
             "Use simple shapes (boxes, spheres, cylinders) instead of meshes",
@@ -164,3 +166,44 @@ def test_a_list_is_its_items_at_one_depth_and_a_sub_list_is_labelled_by_its_item
         "Then restart the editor and check it again",
         "A paragraph ends the list here.",
     ]
+
+
+# module-2/urdf-sdf-formats/urdf-basics.md, "Loading URDF in Gazebo".
+LOADING = """To load your URDF in Gazebo:
+
+1. Save your URDF file with a `.urdf` extension
+2. Convert to SDF format for Gazebo:
+   ```bash
+   gz sdf -p your_robot.urdf
+   ```
+3. Load in Gazebo:
+   ```bash
+   $ gz sim -r your_robot.sdf
+   ```
+"""
+
+
+def test_a_step_is_read_with_the_short_command_it_introduces():
+    sentences = sectioned_sentences(LOADING, for_answers=True)
+    readings = [s.reading or normalise(LOADING[s.start : s.end]) for s in sentences]
+    assert readings == [
+        "Save your URDF file with a `.urdf` extension",
+        "Convert to SDF format for Gazebo: `gz sdf -p your_robot.urdf`",
+        "Load in Gazebo: `gz sim -r your_robot.sdf`",  # without its prompt
+    ]
+    # still items of their list, under its label
+    assert {s.label for s in sentences} == {"To load your URDF in Gazebo"}
+    assert all(len(s.items) == 3 for s in sentences)
+    # Search scores prose alone: no step, no code
+    assert [normalise(LOADING[a:b]) for a, b in prose_sentences(LOADING)] == [
+        "Save your URDF file with a `.urdf` extension"
+    ]
+
+
+def test_a_program_or_a_statement_is_not_quoted_with_its_code():
+    program = "Create the node:\n```python\nimport rclpy\nrclpy.init()\nnode = rclpy.create_node('a')\nrclpy.spin(node)\n```\n"
+    statement = "Python 3.10+ is required for ROS 2 Humble:\n```bash\npython3 --version\n```\n"
+    unclosed = "Start the simulator:\n```bash\ngz sim -r world.sdf"
+    assert [s.reading for s in sectioned_sentences(program, for_answers=True)] == []
+    assert [s.reading for s in sectioned_sentences(statement, for_answers=True)] == [""]
+    assert [s.reading for s in sectioned_sentences(unclosed, for_answers=True)] == []

@@ -9,6 +9,7 @@ import pytest
 from services.common.text.question import focus_terms
 from services.validation.focus import missed_focus
 from services.validation.grounding import ContextChunk
+from tests.unit.text.test_prose_sentences import LOADING as STEPS
 
 # module-2/urdf-sdf-formats/urdf-basics.md, "Key Components".
 JOINTS = """### Joints
@@ -199,3 +200,26 @@ def test_a_question_about_the_selected_passage_has_no_focus_of_its_own_words():
     resolved = "What does this passage mean? A claim that mentions the year 1846 is not supported"
     answer = "A claim that mentions the year 1846 is not supported by a chunk that never mentions 1846."
     assert missed_focus(resolved, answer, []) == ""
+
+
+# The book's steps with their commands (tests/unit/text), under their heading.
+LOADING = f"## Loading URDF in Gazebo\n\n{STEPS}"
+
+
+async def test_a_step_quoted_with_its_command_is_supported_and_a_swapped_command_is_not(checker):
+    question = "How do I load a URDF robot into Gazebo?"
+    answer = (
+        "To load your URDF in Gazebo [1]:\nConvert to SDF format for Gazebo: gz sdf -p your_robot.urdf. [1] "
+        "Load in Gazebo: gz sim -r your_robot.sdf. [1]"
+    )
+    result = await checker.check(question, answer, chunks(LOADING), [], None)
+    assert result.is_grounded, result.claims
+    # one sentence is held to its phrases: the step and its command are read as one
+    alone = await checker.check(
+        question, "Load in Gazebo: gz sim -r your_robot.sdf. [1]", chunks(LOADING), [], None
+    )
+    assert alone.is_grounded, alone.claims
+    swapped = await checker.check(
+        question, "Convert to SDF format for Gazebo: gz sim -r your_robot.sdf. [1]", chunks(LOADING), [], None
+    )
+    assert not swapped.is_grounded
