@@ -113,7 +113,7 @@ def display_text(markdown: str) -> str:
 
     def keep_code(content: str) -> str:
         # Code spans are set aside so that the "*" and "_" inside them stay as written.
-        code.append(content.strip())
+        code.append(" ".join(content.split()))
         return f"\x00{len(code) - 1}\x00"
 
     text = replace_code_spans(text, keep_code)
@@ -123,7 +123,8 @@ def display_text(markdown: str) -> str:
     text = _STRAY_STRONG_RE.sub("", text.strip())
     text = _EMPHASIS_RE.sub(lambda m: m.group(1) or m.group(2), text)
     text = _TABLE_PIPE_RE.sub(" ", text) if text.count("|") >= 2 else text
-    text = re.sub(r"\x00(\d+)\x00", lambda m: code[int(m.group(1))], text)
     text = _SPACE_RE.sub(" ", html.unescape(" ".join(text.split()))).strip()
-    # A tag removed next to punctuation leaves a space inside it: "(see <b>QoS</b>)".
-    return _SPACE_BEFORE_CLOSE_RE.sub(r"\1", _SPACE_AFTER_OPEN_RE.sub(r"\1", text))
+    # A tag removed next to punctuation leaves a space inside it: "(see <b>QoS</b>)". Code is
+    # put back after, as written: the "." of `docker build -t api .` is an argument.
+    text = _SPACE_BEFORE_CLOSE_RE.sub(r"\1", _SPACE_AFTER_OPEN_RE.sub(r"\1", text))
+    return re.sub(r"\x00(\d+)\x00", lambda m: code[int(m.group(1))], text)

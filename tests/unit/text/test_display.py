@@ -49,3 +49,10 @@ def test_every_word_of_prose_stays_in_order_and_only_link_targets_and_tags_go():
     assert shown == "Topic: A named bus over which nodes exchange messages (see QoS)"
     raw = iter(tokens(markdown))
     assert all(word in raw for word in tokens(shown)), "the shown words are the raw words in order"
+
+
+def test_code_keeps_its_spaces_before_punctuation():
+    # the "." of `docker build` is its build context, not a sentence's end
+    assert display_text("Build it: `docker build -t api .` now (see <b>QoS</b> ).") == (
+        "Build it: docker build -t api . now (see QoS)."
+    )
