@@ -222,6 +222,10 @@ class Weights:
     # unanswerable questions 5/6 -> 6/6), physical-ai unchanged.
     rare_names_near: int = 1
     rare_names_share: float = 0.5
+    # For "What is X?", the answer must name X (most of its words: _names_term) in itself, its
+    # label, its place or a sentence before it in its section (1), or not (0): "What is k3s?" is
+    # not answered by "Cluster: A set of machines running Kubernetes".
+    term_near: int = 1
     # A sentence about the text (meta) is never the answer (1), or only a penalised one (0).
     meta_answers_nothing: int = 1
     # A best sentence that is a list item brings its whole list (1), up to this many items and
@@ -360,12 +364,18 @@ def choose_sentences(
         if understood.other_words
         else {i for i, c in enumerate(candidates) if _echoes(asked, c.analysis)}
     )
+    # ("What are the three categories of sensors?" asks for a list, which its label names.)
+    defining = understood.form.form == AnswerForm.DEFINITION and not understood.wants_list
+    defined = (
+        understood.form.term if weights.term_near and defining and _plain_term(understood.form.term) else ""
+    )
     answering = [
         i
         for i in order
         if _can_answer(understood, candidates[i], weights)
         and i not in echoes
         and (understood.wants_list or not candidates[i].list_only)
+        and (not defined or _names_term(candidates, i, defined))
     ]
     if not answering:
         return []
@@ -484,19 +494,63 @@ def _names_near(candidates: Sequence[_Candidate], best: int, names: Mapping[str,
     to Azure."""
     if not names:
         return True
-    chosen = candidates[best]
-    near = [chosen.text, chosen.label, chosen.place]
-    near += [
-        c.text
-        for c in candidates[:best]
-        if c.number == chosen.number and c.heading_terms == chosen.heading_terms
-    ]
-    around = Analysis("\n".join(near))
+    around = _around(candidates, best)
     spellings = {_unaccented(word) for word in around.word_set}
     return any(
         _mentioned(around, name, written) or _misspelt(name, written, spellings)
         for name, written in names.items()
     )
+
+
+# A term named by a phrase ("the daily distance walked by Tesla", "Tesla's idea regarding Earth",
+# "a PPP also known as") asks for a fact about something, which the answer need not repeat.
+_PHRASED_TERM_RE = re.compile(
+    r"'s\b|’s\b|\b(?:of|by|for|in|on|at|to|from|with|about|regarding|known|called|named|also|used)\b",
+    re.IGNORECASE,
+)
+_MAX_PLAIN_TERM_WORDS = 4
+
+
+def _plain_term(term: str) -> bool:
+    """Whether a definition question's term names a thing ("k3s", "ROS 2 package") rather than
+    phrasing a fact about one: only such a term must be named near the answer."""
+    return len(term.split()) <= _MAX_PLAIN_TERM_WORDS and not _PHRASED_TERM_RE.search(term)
+
+
+# A long word of a defined term is named by any word it shares this many letters with ("templated",
+# "templates"): stems part where words of one family differ in their endings.
+_TERM_PREFIX = 6
+
+
+def _names_term(candidates: Sequence[_Candidate], index: int, term: str) -> bool:
+    """Whether a sentence, with what is around it (_around), names the term a definition question
+    asks about: all its words when it has one or two, else all but a third ("handoff in the
+    OpenAI Agents SDK" under "Agents SDK > Handoffs"); an abbreviation may be spelt out ("SLAM":
+    "Simultaneous Localization and Mapping")."""
+    wanted = Analysis(term)
+    words = wanted.term_set | wanted.numbers
+    if not words:
+        return True
+    around = _around(candidates, index)
+    said = around.term_set | around.numbers
+    prefixes = {word[:_TERM_PREFIX] for word in said if len(word) >= _TERM_PREFIX}
+    found = {word for word in words if word in said or word[:_TERM_PREFIX] in prefixes}
+    if _ABBREVIATION_RE.fullmatch(term) and not found:
+        return _spelt_out((term[:-1] if term.endswith("s") else term).lower(), around.text)
+    return len(found) >= len(words) - len(words) // 3
+
+
+def _around(candidates: Sequence[_Candidate], index: int) -> Analysis:
+    """A sentence with its label, its passage's place in the book and the sentences before it in
+    its section: what a reader has read when reaching it."""
+    chosen = candidates[index]
+    near = [chosen.text, chosen.label, chosen.place]
+    near += [
+        c.text
+        for c in candidates[:index]
+        if c.number == chosen.number and c.heading_terms == chosen.heading_terms
+    ]
+    return Analysis("\n".join(near))
 
 
 def _holds_number(sentence: Analysis) -> bool:

@@ -172,7 +172,7 @@ class QuestionForm:
 
 
 _DEFINITION_Q_RE = re.compile(
-    r"^(?:(?:and|so|ok|okay)[,\s]+)?(?:what|who)(?:'s|\s+(?:is|are|was|were))\s+(?:an?\s+|the\s+)?"
+    r"^(?:(?:and|so|ok|okay)[,\s]+)?(?:in\s+[^,?]{1,40},\s+)?(?:what|who)(?:'s|\s+(?:is|are|was|were))\s+(?:an?\s+|the\s+)?"
     r"(?P<term>[^?]{1,80}?)\s*\??$"
     r"|^(?:define|explain what)\s+(?:an?\s+|the\s+)?(?P<defined>[^?]{1,80}?)(?:\s+(?:is|are|means))?\s*[?.]?$"
     r"|^what\s+(?:does|do)\s+(?:an?\s+|the\s+)?(?P<meant>[^?]{1,80}?)\s+(?:mean|stand for)\s*\??$",

@@ -101,6 +101,19 @@ def test_a_what_is_question_prefers_the_sentence_defining_the_term():
     assert answer("What is rclpy?", [f"{about} {defining}"], similarity).startswith(defining)
 
 
+def test_a_what_is_question_is_answered_only_where_the_term_is_named():
+    cluster = "Cluster: A set of machines (nodes) running Kubernetes."
+    service = "A Service is a Kubernetes abstraction that provides a stable address."
+    similarity = {cluster: 0.7, service: 0.65}
+    assert answer("What is k3s?", [f"{cluster} {service}"], similarity) == ""  # declined
+    # named in the sentence, or before it in its section, or spelt out for an abbreviation
+    assert answer("What is a Kubernetes cluster?", [f"{cluster} {service}"], similarity).startswith(cluster)
+    named = "## SLAM\nSLAM builds a map while locating the robot. It runs on every mobile robot here."
+    spelt = "Simultaneous Localization and Mapping builds a map while locating the robot."
+    assert answer("What is SLAM?", [named], {"It runs on every mobile robot here.": 0.9}) != NOT_COVERED
+    assert answer("What is SLAM?", [spelt], {spelt: 0.7}).startswith(spelt)
+
+
 def test_a_why_question_prefers_a_reason_and_a_how_question_a_step():
     reason = "Quaternions represent orientation to avoid gimbal lock."
     fact = "Quaternions represent orientation in IMU messages."
@@ -289,6 +302,7 @@ def test_a_labelled_figure_under_the_heading_the_question_names_answers_it():
         ("What is rclpy?", AnswerForm.DEFINITION, "rclpy"),
         ("What is URDF and what parts does it describe?", AnswerForm.DEFINITION, "URDF"),
         ("What does DDS stand for?", AnswerForm.DEFINITION, "DDS"),
+        ("In MCP, what is a templated resource?", AnswerForm.DEFINITION, "templated resource"),
         ("Who was the first person to play the Master?", AnswerForm.OTHER, ""),
         ("What is the difference between topics and services?", AnswerForm.OTHER, ""),
         ("Why use launch files in ROS 2?", AnswerForm.WHY, ""),
