@@ -52,6 +52,9 @@ def test_selected_text_makes_any_question_section_based():
         ("In other words, what does ZMP mean?", True),
         ("Rephrase that for a beginner", True),
         ("Say it in plain English", True),
+        ("What does this mean?", True),
+        ("I don't understand this", True),
+        ("What does ZMP mean?", False),  # a definition: the book's own words answer it
         ("What is the zero moment point?", False),
         ("Which words does the glossary define?", False),
     ],

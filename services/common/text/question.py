@@ -131,7 +131,9 @@ def wants_name(query: str) -> bool:
 
 _OTHER_WORDS_RE = re.compile(
     r"\b(?:explain|simpl(?:er|ify|y put)|in other words|rephrase|paraphrase|summari[sz]e"
-    r"|plain (?:english|words|terms))\b",
+    r"|plain (?:english|words|terms)|clarify|elaborate"
+    r"|what (?:does|do) (?:this|that|these|those|it) (?:mean|say)|what is meant"
+    r"|i (?:don't|do not|can't|cannot) (?:understand|follow|get) (?:this|that|it))\b",
     re.IGNORECASE,
 )
 
