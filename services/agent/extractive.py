@@ -115,7 +115,7 @@ _META_RE = re.compile(
     r"|lesson|module|guide|page|document|article|book|part|unit|exercise|project|course|walkthrough"
     r"|example|overview|introduction|foundation|material|reference)s?\b"
     r"|^(?:in\s+this\s+\w+,?\s+)?(?:you|we)(?:'ll|\s+will|\s+are\s+going\s+to|\s+learn)\b"
-    r"|^(?:now\s+)?(?:you|we)(?:'re|\s+are)\s+(?:now\s+)?ready\b"
+    r"|^(?:now\s+)?(?:you|we)(?:'re|\s+are)\s+(?:now\s+)?ready\b|^welcome\s+to\b"
     r"|^(?:by\s+the\s+end\s+of|let's|learn\s+(?:how|to|about)|continue\s+(?:to|with)"
     r"|next,?\s+(?:we|you)|explore\s|review\s+the|see\s+(?:the|also)|refer\s+to|check\s+out)\b"
     r"|^[\"“]?(?:show|tell|give|help|teach|walk)\s+me\b"
@@ -134,6 +134,8 @@ _TRAILING_TAG_RE = re.compile(r"\s*\[[^\[\]]*\]\s*$")
 # Sequential]"): a bracket opened after a space (not "dict[str, int]"), holding words (not a
 # citation "[1]"), and not a link.
 _PLACEHOLDER_RE = re.compile(r"(?:^|(?<=[\s(\"'“]))\[[^\]\d\s][^\]]*\](?!\()")
+# A troubleshooting entry's statement of its problem ("**Issue**: ...", "Symptoms: ...").
+_PROBLEM_RE = re.compile(r"^(?:the\s+)?(?:issue|problem|symptoms?|error|bug)\s*:", re.IGNORECASE)
 # Sections whose items say what a reader will learn or read next, not what the book teaches.
 _META_SECTION_RE = re.compile(
     r"\b(?:objectives?|what you(?:'ll| will) learn|goals|outcomes|next steps|further reading"
@@ -255,7 +257,8 @@ class _Candidate:
     analysis: Analysis
     shown: str  # as a reader sees it: Markdown rendered, ending like a sentence
     meta: bool
-    heading_terms: frozenset[str]  # of the heading above it in its passage
+    heading_terms: frozenset[str]  # of the heading above it in its passage (and a list item's label)
+    section: str  # the heading above it in its passage ("" for none)
     label: str  # a list item's label ("" for other sentences)
     place: str  # its passage's place in the book
     items: tuple[tuple[int, int], ...]  # a list item's list, by spans in its passage
@@ -379,12 +382,18 @@ def choose_sentences(
     ]
     if not answering:
         return []
-    best = answering[0]
+    best = judged = answering[0]
+    # The problem a troubleshooting entry states is answered by the rest of the entry, and judged
+    # by how well the statement matches.
+    entry = _entry(candidates, order, understood)
+    solving = [i for i in answering if i in entry[1:]]
+    if solving:
+        best, judged = solving[0], entry[0]
     # The question's words may be in the heading a sentence stands under ("Honda ASIMO" above
     # "Era: 2000-2018") rather than in the sentence, or for a comparison in its list ("Revolute:
     # ..." and "Continuous: ..." answer how the two joints differ).
-    related = max(words[best], heading[best], whole_list[best] * understood.compares)
-    if meaning[best] < weights.min_meaning and related < weights.min_words:
+    related = max(words[judged], heading[judged], whole_list[judged] * understood.compares)
+    if meaning[judged] < weights.min_meaning and related < weights.min_words:
         return []
     # A question asking for other words is about the reader's selection, which the query carries
     # whole: its capitalised words ("Unchanged documents are skipped") are not names asked about.
@@ -404,6 +413,8 @@ def choose_sentences(
         if index == best or scores[index] < ratio * scores[best] or candidate.meta or index in echoes:
             continue
         if not about[index] or (candidate.list_only and not understood.wants_list):
+            continue
+        if not _can_answer(understood, candidate, weights) and _PROBLEM_RE.match(candidate.shown):
             continue
         if any(_repeats(candidate, candidates[i]) for i in picks):
             continue
@@ -428,9 +439,13 @@ def choose_sentences(
 
 def _can_answer(question: Question, candidate: _Candidate, weights: Weights) -> bool:
     """Whether a sentence can be the answer at all, whatever it scores: it is not about the text
-    ("This guide provides solutions to common issues" answers no question), and it holds a number
-    when the question asks for a quantity (a sentence without one answers something else)."""
+    ("This guide provides solutions to common issues" answers no question), it does not state the
+    problem a how or why question asks about ("Issue: Unity visualization lags behind ROS 2
+    simulation": the solutions or the cause that follow answer), and it holds a number when the
+    question asks for a quantity (a sentence without one answers something else)."""
     if candidate.meta and weights.meta_answers_nothing:
+        return False
+    if question.form.form in (AnswerForm.HOW, AnswerForm.WHY) and _PROBLEM_RE.match(candidate.shown):
         return False
     return not (weights.number_needed and question.wants_quantity and not _holds_number(candidate.analysis))
 
@@ -769,6 +784,7 @@ def _candidates(passages: Sequence[Passage]) -> list[_Candidate]:
                     shown=sentence.shown,
                     meta=meta,
                     heading_terms=sentence.heading.term_set,
+                    section=sentence.section,
                     label=sentence.label,
                     place=passage.heading,
                     items=sentence.items,
@@ -786,6 +802,7 @@ class _Sentence:
     analysis: Analysis
     shown: str
     heading: Analysis
+    section: str
     label: str
     items: tuple[tuple[int, int], ...]
     list_only: bool
@@ -804,6 +821,7 @@ def _analysed_sentences(text: str) -> tuple[_Sentence, ...]:
             Analysis(normalise(s.reading or text[s.start : s.end])),
             shown_sentence(s.reading or text[s.start : s.end]),
             _heading(f"{s.heading}\n{s.label}" if s.label else s.heading),
+            s.heading,
             s.label,
             s.items,
             s.list_only,
@@ -936,6 +954,28 @@ def _matched_terms(text: Analysis) -> frozenset[str]:
     """The content words and numbers a question and a sentence share: "Claude Sonnet 4.5" is not
     answered by a sentence about Claude 3.5 Sonnet."""
     return text.term_set | {number for number in text.numbers if len(number) > 1}
+
+
+def _entry(candidates: Sequence[_Candidate], order: Sequence[int], question: Question) -> list[int]:
+    """For a how or why question whose best match is a troubleshooting entry's problem statement
+    ("Issue: Unity visualization lags behind ROS 2 simulation"), the sentences of its entry: those
+    after it in its section, up to the next statement. Its cause and solutions answer, however few
+    of the question's words they repeat ("Use interpolation for smooth visualization")."""
+    if question.form.form not in (AnswerForm.HOW, AnswerForm.WHY):
+        return []
+    top = next((i for i in order if not candidates[i].meta), None)
+    if top is None or not _PROBLEM_RE.match(candidates[top].shown):
+        return []
+    entry = []
+    for later in range(top + 1, len(candidates)):
+        candidate = candidates[later]
+        same_section = (
+            candidate.number == candidates[top].number and candidate.section == candidates[top].section
+        )
+        if not same_section or _PROBLEM_RE.match(candidate.shown):
+            break
+        entry.append(later)
+    return [top, *entry]
 
 
 def _neighbourhood(candidates: Sequence[_Candidate], words: np.ndarray) -> np.ndarray:

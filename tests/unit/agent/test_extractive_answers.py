@@ -114,6 +114,24 @@ def test_a_what_is_question_is_answered_only_where_the_term_is_named():
     assert answer("What is SLAM?", [spelt], {spelt: 0.7}).startswith(spelt)
 
 
+def test_a_troubleshooting_entry_is_answered_by_its_solutions_not_its_problem():
+    entry = (
+        "### Data Synchronization\n**Issue**: Unity visualization lags behind ROS 2 simulation\n**Solutions**:\n"
+        "- Implement proper time synchronization\n- Use interpolation for smooth visualization\n"
+        "- Consider prediction algorithms for fast-moving robots\n"
+    )
+    similarity = {
+        "**Issue**: Unity visualization lags behind ROS 2 simulation": 0.64,
+        "Use interpolation for smooth visualization": 0.05,
+        "Consider prediction algorithms for fast-moving robots": 0.29,
+    }
+    question = "What can I do when the robot in Unity falls behind my ROS 2 simulation?"
+    assert answer(question, [entry], similarity) == (
+        "Solutions [1]:\nImplement proper time synchronization. [1] Use interpolation for smooth "
+        "visualization. [1] Consider prediction algorithms for fast-moving robots. [1]"
+    )
+
+
 def test_a_why_question_prefers_a_reason_and_a_how_question_a_step():
     reason = "Quaternions represent orientation to avoid gimbal lock."
     fact = "Quaternions represent orientation in IMU messages."
@@ -472,6 +490,9 @@ def test_a_question_asking_how_many_is_not_answered_by_a_sentence_without_a_numb
 def test_a_sentence_about_the_text_is_never_the_answer():
     intro = "This guide provides solutions to common issues when running Gazebo simulations."
     assert answer("What can I do when my Gazebo simulation runs slowly?", [intro], {intro: 0.9}) == ""
+    welcome = "Welcome to Module 2 of the Physical AI & Humanoid Robotics book!"
+    question = "Which company builds the Digit humanoid robot?"
+    assert answer(question, [welcome], {welcome: 0.9}, heading="Humanoid Robots > Digit") == ""
 
 
 def test_a_decline_names_the_places_nearby_without_what_would_cut_its_sentence():
