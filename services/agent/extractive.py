@@ -102,7 +102,8 @@ _STEP_RE = re.compile(
 _REASON_RE = re.compile(
     r"\b(?:because|since|due to|so that|in order to|to (?:avoid|ensure|prevent|allow|enable|reduce"
     r"|improve|keep|make|provide|support|help|simplify|manage|organi[sz]e|separate|handle)"
-    r"|allows?|enables?|helps?|lets|which means|this means|therefore|thus|otherwise)\b",
+    r"|allows?|enables?|helps?|lets|which means|this means|therefore|thus|otherwise|stems? from"
+    r"|results? in|leads? to|arises? from|caused by|the need to)\b",
     re.IGNORECASE,
 )
 # A list of reasons: its items give them without "because" ("Why it fails:", "Benefits:").
@@ -134,6 +135,8 @@ _TRAILING_TAG_RE = re.compile(r"\s*\[[^\[\]]*\]\s*$")
 # Sequential]"): a bracket opened after a space (not "dict[str, int]"), holding words (not a
 # citation "[1]"), and not a link.
 _PLACEHOLDER_RE = re.compile(r"(?:^|(?<=[\s(\"'“]))\[[^\]\d\s][^\]]*\](?!\()")
+# A sentence going on about the one before it: it opens by referring back to it.
+_CONTINUES_RE = re.compile(r"(?:this|these|that|those|it|its|it's|such|they|their)\b", re.IGNORECASE)
 # A troubleshooting entry's statement of its problem ("**Issue**: ...", "Symptoms: ...").
 _PROBLEM_RE = re.compile(r"^(?:the\s+)?(?:issue|problem|symptoms?|error|bug)\s*:", re.IGNORECASE)
 # Sections whose items say what a reader will learn or read next, not what the book teaches.
@@ -404,13 +407,16 @@ def choose_sentences(
         return _whole_list(candidates[best], passages, weights)
     picks = [best]
     used = len(candidates[best].shown)
-    for index in order:
+    continuation = [
+        i for i in _continuation(candidates, best) if scores[i] >= weights.follow_ratio * scores[best]
+    ]
+    for index in [*continuation, *order]:
         candidate = candidates[index]
         same_passage = candidate.number == candidates[best].number
         ratio = weights.follow_ratio if same_passage else weights.follow_ratio_other
-        if len(picks) == weights.max_sentences:
+        if len(picks) == weights.max_sentences + len(continuation):  # a continuation completes the best
             break
-        if index == best or scores[index] < ratio * scores[best] or candidate.meta or index in echoes:
+        if index in picks or scores[index] < ratio * scores[best] or candidate.meta or index in echoes:
             continue
         if not about[index] or (candidate.list_only and not understood.wants_list):
             continue
@@ -954,6 +960,21 @@ def _matched_terms(text: Analysis) -> frozenset[str]:
     """The content words and numbers a question and a sentence share: "Claude Sonnet 4.5" is not
     answered by a sentence about Claude 3.5 Sonnet."""
     return text.term_set | {number for number in text.numbers if len(number) > 1}
+
+
+def _continuation(candidates: Sequence[_Candidate], best: int) -> list[int]:
+    """The sentence right after the best one in its section when it goes on about it ("This
+    requirement stems from ...", "It's a collection of tools ..."): it follows first when it scores
+    close enough, before other passages' sentences that may score higher, since it says what the
+    best one only announces (as a list item, its list answers)."""
+    after = best + 1
+    if after == len(candidates) or candidates[best].items:
+        return []
+    candidate = candidates[after]
+    same_section = (
+        candidate.number == candidates[best].number and candidate.section == candidates[best].section
+    )
+    return [after] if same_section and not candidate.items and _CONTINUES_RE.match(candidate.shown) else []
 
 
 def _entry(candidates: Sequence[_Candidate], order: Sequence[int], question: Question) -> list[int]:

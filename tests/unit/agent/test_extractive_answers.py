@@ -132,6 +132,18 @@ def test_a_troubleshooting_entry_is_answered_by_its_solutions_not_its_problem():
     )
 
 
+def test_a_sentence_going_on_about_the_best_one_follows_it_first():
+    must = "Physical AI systems must process information and respond within strict time constraints."
+    stems = (
+        "This requirement stems from the need to interact with the physical world in a timely manner, "
+        "where delays can result in missed opportunities or safety issues."
+    )
+    elsewhere = "Physical AI systems are designed to operate in the real world, not just in simulation."
+    similarity = {must: 0.74, stems: 0.47, elsewhere: 0.76}
+    question = "Why do physical AI systems have to respond in real time?"
+    assert answer(question, [f"{must} {stems}", elsewhere], similarity).startswith(f"{must} [1] {stems} [1]")
+
+
 def test_a_why_question_prefers_a_reason_and_a_how_question_a_step():
     reason = "Quaternions represent orientation to avoid gimbal lock."
     fact = "Quaternions represent orientation in IMU messages."
