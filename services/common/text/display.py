@@ -45,8 +45,9 @@ _EMPHASIS_RE = re.compile(
 )
 _STRIKE_RE = re.compile(r"~~(?=\S)((?:(?!~~).)+?)(?<=\S)~~")
 # The half of a bold span cut by a sentence end ("**Agents compete. Agents build.**" is two
-# sentences): an opener at the start, or a closer at the end, with no partner.
-_STRAY_STRONG_RE = re.compile(r"^\*\*(?=\S)|(?<=\S)\*\*$")
+# sentences; "It does something radical: **It snapshots file state. Then ...**"): an opener or a
+# closer left with no partner once the pairs are rendered ("2**3" is neither).
+_STRAY_STRONG_RE = re.compile(r"(?<!\S)\*\*(?=\S)|(?<=\S)\*\*(?!\S)")
 _BACKTICKS_RE = re.compile(r"`+")
 _NEWLINE_RE = re.compile(r"\n")
 _SPACE_RE = re.compile(r"[ \t]+")

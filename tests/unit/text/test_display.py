@@ -56,3 +56,11 @@ def test_code_keeps_its_spaces_before_punctuation():
     assert display_text("Build it: `docker build -t api .` now (see <b>QoS</b> ).") == (
         "Build it: docker build -t api . now (see QoS)."
     )
+
+
+def test_half_a_bold_span_cut_by_a_sentence_end_is_dropped_anywhere():
+    assert display_text("It does something radical: **It snapshots file state at checkpoints.") == (
+        "It does something radical: It snapshots file state at checkpoints."
+    )
+    assert display_text("Then it rolls back.** Done") == "Then it rolls back. Done"
+    assert display_text("a **bold** word and 2**3") == "a bold word and 2**3"
