@@ -139,11 +139,16 @@ _PLACEHOLDER_RE = re.compile(r"(?:^|(?<=[\s(\"'“]))\[[^\]\d\s][^\]]*\](?!\()")
 _CONTINUES_RE = re.compile(r"(?:this|these|that|those|it|its|it's|such|they|their)\b", re.IGNORECASE)
 # A troubleshooting entry's statement of its problem ("**Issue**: ...", "Symptoms: ...").
 _PROBLEM_RE = re.compile(r"^(?:the\s+)?(?:issue|problem|symptoms?|error|bug)\s*:", re.IGNORECASE)
-# Sections whose items say what a reader will learn or read next, not what the book teaches.
+# Sections whose items say what a reader will learn or read next, not what the book teaches: a
+# heading naming one ("Learning Objectives", "Hands-on Exercise: ..."), or a short heading that is
+# a list of links by its name ("Additional Resources", "References"; "Direct vs Templated
+# Resources" in a book about MCP resources teaches them).
 _META_SECTION_RE = re.compile(
-    r"\b(?:objectives?|what you(?:'ll| will) learn|goals|outcomes|next steps|further reading"
-    r"|resources|references|see also|related \w+|connections|exercises?|assignments?|your tasks?"
-    r"|try with ai)\b",
+    r"\b(?:objectives?|what you(?:'ll| will) learn|next steps|further reading|see also|related \w+"
+    r"|exercises?|assignments?|your tasks?|try with ai)\b"
+    r"|^(?:(?:additional|further|more|other|useful|helpful|recommended|external|online|related|key"
+    r"|learning|reading|chapter|lesson|course|expected|and)\s+){0,2}"
+    r"(?:resources|references|goals|outcomes|connections)(?:\s+and\s+\w+)?\s*:?$",
     re.IGNORECASE,
 )
 # A sentence this long or longer (content words) that adds no word to the question's, past a
@@ -854,7 +859,9 @@ def shown_sentence(sentence: str) -> str:
 def is_meta_section(heading: str) -> bool:
     """A section whose items say what a reader will learn, do or read next ("Learning
     Objectives", "Exercise Requirements", "Next Steps"), not what the book teaches."""
-    return bool(_META_SECTION_RE.search(heading))
+    return any(
+        _META_SECTION_RE.search(HEADING_NUMBER_RE.sub("", line.strip())) for line in heading.splitlines()
+    )
 
 
 def is_meta_sentence(shown: str) -> bool:

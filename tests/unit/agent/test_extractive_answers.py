@@ -16,6 +16,7 @@ from services.agent.extractive import (
     choose_sentences,
     compose_answer,
     is_decline,
+    is_meta_section,
     names_nowhere,
     near_duplicate,
     not_covered,
@@ -497,6 +498,23 @@ def test_a_question_asking_how_many_is_not_answered_by_a_sentence_without_a_numb
     assert answer("How many degrees of freedom does Atlas have?", [counted], similarity).startswith(
         "Atlas has 28 hydraulic joints. [1]"
     )
+
+
+@pytest.mark.parametrize(
+    ("heading", "meta"),
+    [
+        ("Learning Objectives", True),
+        ("Hands-on Exercise: Launch System Implementation", True),
+        ("7. Additional Resources", True),
+        ("References", True),
+        # a book about MCP resources or ROS 2 action goals teaches them under such headings
+        ("Direct vs Templated Resources", False),
+        ("Direct Resources", False),
+        ("Action Goals", False),
+    ],
+)
+def test_a_section_of_links_or_tasks_is_meta_by_its_heading_not_by_a_word_in_it(heading: str, meta: bool):
+    assert is_meta_section(heading) is meta
 
 
 def test_a_sentence_about_the_text_is_never_the_answer():
