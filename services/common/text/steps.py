@@ -47,21 +47,66 @@ _PROMPTS = ("$ ", "> ", "% ")
 _COMMENTS = ("#", "//")
 
 
+# Shell blocks, whose comments say what the commands under them do.
+SHELL_LANGUAGES = frozenset({"", "bash", "sh", "shell", "console", "zsh", "terminal"})
+# A comment labelling commands says something: at least this many words.
+MIN_COMMENT_WORDS = 2
+
+
 def step_readings(text: str, units: list[Unit]) -> dict[int, str]:
-    """For each prose unit (by index) ending with ":" that a short code block follows: the step
-    as it reads with its command, "Convert to SDF format for Gazebo: `gz sdf -p your_robot.urdf`"
-    (several lines joined by "; "). A block that would not read as one sentence is left out."""
+    """For each unit (by index) that introduces a short command: the step as it reads with it,
+    "Convert to SDF format for Gazebo: `gz sdf -p your_robot.urdf`" (several lines joined by
+    "; "). A step is a prose line ending with ":" above a short code block, or in a shell block a
+    comment above the commands it labels ("# Build and run tests" above `colcon test ...`). A
+    step that would not read as one sentence is left out."""
     found = {}
     for index, unit in enumerate(units[:-1]):
         line = text[unit.start : unit.end].rstrip()
-        if unit.kind not in (UnitKind.PARAGRAPH, UnitKind.LIST_ITEM) or not line.endswith(":"):
+        if unit.kind in (UnitKind.PARAGRAPH, UnitKind.LIST_ITEM) and line.endswith(":"):
+            command, label = _command(text, units, index + 1), line.rstrip(" :")
+        elif unit.kind == UnitKind.MARKUP and _language(line) in SHELL_LANGUAGES:
+            found.update(_commented_commands(text, units, index))
             continue
-        command = _command(text, units, index + 1)
-        if not command or not display_text(line).rstrip(" :"):
+        else:
             continue
-        reading = f"{line.rstrip(' :')}: `{command}`"
-        if len(sentence_spans(reading)) == 1:
+        reading = f"{label}: `{command}`"
+        if command and display_text(label) and len(sentence_spans(reading)) == 1:
             found[index] = reading
+    return found
+
+
+def _commented_commands(text: str, units: list[Unit], fence: int) -> dict[int, str]:
+    """In the shell block opening at units[fence], each comment (by unit index) read with the
+    commands under it, up to a blank line or the next comment."""
+    found = {}
+    block = []
+    for unit in units[fence + 1 :]:
+        if unit.kind != UnitKind.CODE:
+            break
+        block.append(unit)
+    else:
+        return {}  # a block left open to the end of the chunk is cut: its rest is unknown
+    index = fence + 1
+    for at, unit in enumerate(block):
+        comment = text[unit.start : unit.end].strip()
+        if not comment.startswith("# ") or len(comment[2:].split()) < MIN_COMMENT_WORDS:
+            continue
+        lines = []
+        for later, previous in zip(block[at + 1 :], block[at:], strict=False):
+            line = text[later.start : later.end].strip()
+            if line.startswith("#") or "\n\n" in text[previous.end : later.start]:
+                break
+            lines.append(line.removeprefix("$ "))
+        command = "; ".join(lines)
+        if (
+            lines
+            and len(lines) <= MAX_COMMAND_LINES
+            and len(command) <= MAX_COMMAND_CHARS
+            and "`" not in command
+        ):
+            reading = f"{comment[2:].strip().rstrip(':')}: `{command}`"
+            if len(sentence_spans(reading)) == 1:
+                found[index + at] = reading
     return found
 
 
@@ -71,8 +116,7 @@ def _command(text: str, units: list[Unit], fence: int) -> str:
     opening = text[units[fence].start : units[fence].end]
     if units[fence].kind != UnitKind.MARKUP or not opening.startswith(("```", "~~~")):
         return ""
-    language = opening.lstrip("`~").strip().split(" ", 1)[0].split("{", 1)[0].lower()
-    if language not in COMMAND_LANGUAGES:
+    if _language(opening) not in COMMAND_LANGUAGES:
         return ""
     lines = []
     for unit in units[fence + 1 :]:
@@ -89,3 +133,10 @@ def _command(text: str, units: list[Unit], fence: int) -> str:
     if not lines or len(lines) > MAX_COMMAND_LINES or len(command) > MAX_COMMAND_CHARS or "`" in command:
         return ""
     return command
+
+
+def _language(fence: str) -> str | None:
+    """The language a fence line opens a block of ("" for none), None for a line that is no fence."""
+    if not fence.startswith(("```", "~~~")):
+        return None
+    return fence.lstrip("`~").strip().split(" ", 1)[0].split("{", 1)[0].lower()

@@ -207,3 +207,16 @@ def test_a_program_or_a_statement_is_not_quoted_with_its_code():
     assert [s.reading for s in sectioned_sentences(program, for_answers=True)] == []
     assert [s.reading for s in sectioned_sentences(statement, for_answers=True)] == [""]
     assert [s.reading for s in sectioned_sentences(unclosed, for_answers=True)] == []
+
+
+def test_a_comment_in_a_shell_block_is_read_with_the_commands_it_labels():
+    text = (
+        "```bash\n# Build and run tests\ncolcon build --packages-select pkg\ncolcon test --packages-select pkg\n\n"
+        "# Clean build artifacts\nrm -rf build/ install/ log/\n# x\nls\n```\n"
+        "```python\n# For sensor data\nqos = QoSProfile(depth=10)\n```\n"
+    )
+    assert [s.reading for s in sectioned_sentences(text, for_answers=True)] == [
+        "Build and run tests: `colcon build --packages-select pkg; colcon test --packages-select pkg`",
+        "Clean build artifacts: `rm -rf build/ install/ log/`",  # up to the next comment
+        # a one-word comment labels nothing, and a program's comments are not steps
+    ]

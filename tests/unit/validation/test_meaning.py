@@ -223,3 +223,10 @@ async def test_a_step_quoted_with_its_command_is_supported_and_a_swapped_command
         question, "Convert to SDF format for Gazebo: gz sim -r your_robot.sdf. [1]", chunks(LOADING), [], None
     )
     assert not swapped.is_grounded
+
+
+async def test_a_comment_quoted_with_the_commands_it_labels_is_supported(checker):
+    block = "## Colcon\n```bash\n# Build and run tests\ncolcon build --packages-select pkg\ncolcon test --packages-select pkg\n```\n"
+    answer = "Build and run tests: colcon build --packages-select pkg; colcon test --packages-select pkg. [1]"
+    result = await checker.check("How do I run a package's tests?", answer, chunks(block), [], None)
+    assert result.is_grounded, result.claims
