@@ -93,17 +93,12 @@ def _commented_commands(text: str, units: list[Unit], fence: int) -> dict[int, s
             continue
         lines = []
         for later, previous in zip(block[at + 1 :], block[at:], strict=False):
-            line = text[later.start : later.end].strip()
+            line = _code_line(text, later)
             if line.startswith("#") or "\n\n" in text[previous.end : later.start]:
                 break
-            lines.append(line.removeprefix("$ "))
-        command = "; ".join(lines)
-        if (
-            lines
-            and len(lines) <= MAX_COMMAND_LINES
-            and len(command) <= MAX_COMMAND_CHARS
-            and "`" not in command
-        ):
+            lines.append(line)
+        command = _as_command(lines)
+        if command:
             reading = f"{comment[2:].strip().rstrip(':')}: `{command}`"
             if len(sentence_spans(reading)) == 1:
                 found[index + at] = reading
@@ -122,15 +117,33 @@ def _command(text: str, units: list[Unit], fence: int) -> str:
     for unit in units[fence + 1 :]:
         if unit.kind != UnitKind.CODE:
             break
-        line = text[unit.start : unit.end].strip()
-        for prompt in _PROMPTS:
-            line = line.removeprefix(prompt)
+        line = _code_line(text, unit)
         if line and not line.startswith(_COMMENTS):
             lines.append(line)
     else:
         return ""  # a block left open to the end of the chunk is cut: its rest is unknown
-    command = "; ".join(lines)
-    if not lines or len(lines) > MAX_COMMAND_LINES or len(command) > MAX_COMMAND_CHARS or "`" in command:
+    return _as_command(lines)
+
+
+def _code_line(text: str, unit: Unit) -> str:
+    """A line of code as a command: stripped, without a shell prompt."""
+    line = text[unit.start : unit.end].strip()
+    for prompt in _PROMPTS:
+        line = line.removeprefix(prompt)
+    return line
+
+
+def _as_command(lines: list[str]) -> str:
+    """Lines of a block as one command: a line ending with a backslash goes on in the next, and
+    several commands are joined by "; "; "" when they are too many or too long to quote."""
+    joined: list[str] = []
+    for line in lines:
+        if joined and joined[-1].endswith("\\"):
+            joined[-1] = f"{joined[-1][:-1].rstrip()} {line}"
+        else:
+            joined.append(line)
+    command = "; ".join(joined)
+    if not joined or len(joined) > MAX_COMMAND_LINES or len(command) > MAX_COMMAND_CHARS or "`" in command:
         return ""
     return command
 

@@ -220,3 +220,10 @@ def test_a_comment_in_a_shell_block_is_read_with_the_commands_it_labels():
         "Clean build artifacts: `rm -rf build/ install/ log/`",  # up to the next comment
         # a one-word comment labels nothing, and a program's comments are not steps
     ]
+
+
+def test_a_command_continued_on_the_next_line_is_one_command():
+    text = "```bash\n# Upgrade staging\nhelm upgrade api ./chart \\\n  -f values-staging.yaml\n```\n"
+    assert [s.reading for s in sectioned_sentences(text, for_answers=True)] == [
+        "Upgrade staging: `helm upgrade api ./chart -f values-staging.yaml`"
+    ]
