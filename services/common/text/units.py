@@ -28,6 +28,8 @@ SENTENCE_END_RE = re.compile(
     r"""|(?<=[a-z]{2}[.!?])(?=[A-Z][a-z])"""  # "century.First": passages glued without a space
     r"""|\n+"""
 )
+# A question or exclamation closed by its quote marks, and nothing after.
+_QUOTED_ASK_RE = re.compile(r"""[?!]+['"”’]+""")
 LIST_BULLET_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _SPACES_RE = re.compile(r"\s*")
 
@@ -172,7 +174,7 @@ def sentence_units(text: str) -> list[Unit]:
         if match.group().strip():
             if whole_lines[bisect_right(starts, match.start()) - 1]:
                 continue
-            if _ends_with_abbreviation(text, match.start()):
+            if _ends_with_abbreviation(text, match.start()) or _quoted_question_goes_on(unwrapped, match):
                 continue
         spans.append((start, match.end()))
         start = match.end()
@@ -232,6 +234,15 @@ def line_sentences(line: str) -> list[str]:
             start = resume
     pieces.append(line[start:])
     return pieces
+
+
+def _quoted_question_goes_on(text: str, end: re.Match[str]) -> bool:
+    """Whether a quoted question or exclamation is part of a sentence that goes on in lower case:
+    '"Can you help with my assignment?" passes the keyword filter' is one sentence."""
+    if not _QUOTED_ASK_RE.fullmatch(end.group()):
+        return False
+    rest = text[end.end() : end.end() + 40].lstrip()
+    return rest[:1].islower()
 
 
 def _ends_with_abbreviation(text: str, period_index: int) -> bool:

@@ -108,7 +108,7 @@ class _Chunk:
 
 # Bump when the parsing or chunking rules, or the sparse terms (services/common/text `stem`, the
 # search stop words), change: unchanged documents are then re-chunked and re-encoded too.
-RULES_VERSION = "4"
+RULES_VERSION = "5"
 
 
 def chunk_id(document_id: str, chunk_index: int, content_hash: str) -> str:

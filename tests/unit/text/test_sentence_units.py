@@ -149,3 +149,15 @@ def test_line_sentences_keep_every_character_but_the_spaces_at_each_cut():
     assert pieces == ["  - Install it, e.g. with pip.", "Then run it!", "It was the 19th century.First light"]
     assert " ".join(pieces).split() == line.split()
     assert line_sentences("one line") == ["one line"] and line_sentences("") == [""]
+
+
+def test_a_quoted_question_going_on_in_lower_case_is_part_of_its_sentence():
+    text = (
+        '"Can you help with my learning assignment?" passes the keyword filter but violates the policy. '
+        'She asked "Why?" Then she left.'
+    )
+    assert [text[a:b] for a, b in sentence_spans(text)] == [
+        '"Can you help with my learning assignment?" passes the keyword filter but violates the policy.',
+        'She asked "Why?"',
+        "Then she left.",
+    ]
