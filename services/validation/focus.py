@@ -6,7 +6,8 @@ patterns) quotes the book faithfully and says nothing of Gazebo. The focus is wh
 is about: its content words (services.common.text.question) less the words every question asks
 with (services/common/text/wordlists/question_words.txt). An answer addresses it when it, or a passage supporting one
 of its claims (a list item read with its heading), names one focus word; a question asking how
-many or how much is answered only by a number. A decline claims nothing, so it is never "not an
+many or how much is answered only by a number, and numbers alone ("20 25 20") say nothing of
+what they count. A decline claims nothing, so it is never "not an
 answer" here (whether it should have answered is the agent's judgement), and a question with no
 focus of its own ("Explain this in simpler words") is answered by whatever is grounded.
 """
@@ -32,4 +33,6 @@ def missed_focus(query: str, claims: str, supporting_passages: Iterable[frozense
         return "the answer never addresses what the question asks about: " + ", ".join(sorted(focus))
     if _ASKS_QUANTITY_RE.search(query) and not stated.numbers:
         return "the question asks how many or how much, and the answer states no number"
+    if len(stated.numbers) > 1 and not stated.term_set:
+        return "the answer lists numbers without a word of what they are"
     return ""

@@ -202,6 +202,17 @@ def test_a_question_about_the_selected_passage_has_no_focus_of_its_own_words():
     assert missed_focus(resolved, answer, []) == ""
 
 
+async def test_numbers_without_a_word_of_what_they_count_answer_nothing(checker):
+    rubric = (
+        "## Assessment Rubric\n- Documentation: 20 points\n- Code quality: 25 points\n- Testing: 20 points\n"
+    )
+    question = "How many points is documentation worth in the rubric?"
+    bare = await checker.check(question, "20 25 [1] 20 [1]", chunks(rubric), [], None)
+    assert not bare.answers_question
+    stated = await checker.check(question, "Documentation: 20 points. [1]", chunks(rubric), [], None)
+    assert stated.answers_question and stated.is_grounded
+
+
 # The book's steps with their commands (tests/unit/text), under their heading.
 LOADING = f"## Loading URDF in Gazebo\n\n{STEPS}"
 
