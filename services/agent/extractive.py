@@ -271,6 +271,7 @@ class _Candidate:
     place: str  # its passage's place in the book
     items: tuple[tuple[int, int], ...]  # a list item's list, by spans in its passage
     list_only: bool  # too short to answer alone: one of several things (a block's title, a short item)
+    runs_on: bool  # a block's title whose blocks go on in the chunks after its passage
 
 
 class ExtractiveAnswerer:
@@ -599,13 +600,32 @@ def _whole_list(best: _Candidate, passages: Sequence[Passage], weights: Weights)
     at = best.items.index(best.span)
     while sum(len(item) for item in shown[first : at + 1]) > weights.list_budget_chars and first < at:
         first += 1
+    items = [(best.number, item) for item in shown[first:]]
+    if best.runs_on:
+        items += [(number, title) for number, title in _titles_after(best, passages) if title not in shown]
     picks, used = [], 0
-    for item in shown[first : first + weights.max_list_items]:
+    for number, item in items[: weights.max_list_items]:
         if picks and used + len(item) > weights.list_budget_chars:
             break
-        picks.append(Pick(best.number, item, best.label))
+        picks.append(Pick(number, item, best.label))
         used += len(item)
     return picks
+
+
+def _titles_after(best: _Candidate, passages: Sequence[Passage]) -> list[tuple[int, str]]:
+    """The titles of the blocks that go on after the best one's passage: the sections of the
+    passages retrieved from later in its page, one level under its section, in page order
+    ("Claude Agent SDK offers four permission modes:" above "### Mode 1: default", whose chunk
+    ends there; the tool retrieves the chunks of "Mode 2" to "Mode 4" with it)."""
+    own = next(p for p in passages if p.number == best.number)
+    under = f"{own.heading} > "
+    titles: dict[str, int] = {}
+    for passage in sorted(passages, key=lambda p: p.position):
+        title = passage.heading.removeprefix(under)
+        later = passage.position > own.position and _page_of(passage) == _page_of(own)
+        if later and passage.heading.startswith(under) and " > " not in title:
+            titles.setdefault(title, passage.number)
+    return [(number, shown_sentence(title)) for title, number in titles.items()]
 
 
 def question_names(question: str) -> dict[str, str]:
@@ -800,6 +820,7 @@ def _candidates(passages: Sequence[Passage]) -> list[_Candidate]:
                     place=passage.heading,
                     items=sentence.items,
                     list_only=sentence.list_only,
+                    runs_on=sentence.runs_on,
                 )
             )
     return candidates
@@ -817,6 +838,7 @@ class _Sentence:
     label: str
     items: tuple[tuple[int, int], ...]
     list_only: bool
+    runs_on: bool
 
 
 @lru_cache(maxsize=PASSAGE_CACHE_SIZE)
@@ -836,6 +858,7 @@ def _analysed_sentences(text: str) -> tuple[_Sentence, ...]:
             s.label,
             s.items,
             s.list_only,
+            s.runs_on,
         )
         for s in sectioned_sentences(text, for_answers=True)
     )

@@ -29,6 +29,8 @@ class Passage:
     # Similarity to the query of the chunk's prose sentences, by (start, end) in `text`, as
     # Search scored them (empty when it scored none: sparse mode, or an older index).
     sentence_scores: Mapping[tuple[int, int], float] = field(default_factory=dict, repr=False)
+    # 0-based position of the chunk in its document.
+    position: int = 0
 
     @classmethod
     def of(cls, number: int, scored: common_pb2.ScoredChunk) -> Passage:
@@ -40,6 +42,7 @@ class Passage:
             chunk_id=chunk.chunk_id,
             url=chunk.source_url,
             sentence_scores=_spans_in_stripped(chunk.text, scored.sentences),
+            position=chunk.chunk_index,
         )
 
     def render(self) -> str:

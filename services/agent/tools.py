@@ -17,7 +17,7 @@ DEADLINE_EXCEEDED. A reader never gets "I cannot search the book" as a successfu
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import grpc
@@ -30,10 +30,15 @@ from services.agent.passages import Passage, render
 from services.agent.sessions.model import Source
 from services.common.contract_limits import DEFAULT_TOP_K, MAX_EXTRACT_CHARS, MAX_QUERY_CHARS
 from services.common.errors import DeadlineExceeded, GlossatorError, Reason, Unavailable, collection_not_found
+from services.common.text.prose import sectioned_sentences
 
 TOOL_NAME = "retrieval_tool"
 # Below this much time left, a Search cannot usefully run: fail fast instead of timing out.
 MIN_CALL_SECONDS = 0.05
+# Chunks cut among the blocks they announce that a search looks past (one more Search each), and
+# the blocks it looks for (a lead-in's list is quoted up to Weights.max_list_items).
+MAX_BLOCK_SEARCHES = 1
+MAX_BLOCKS = 8
 # Tool outputs are kept this long in the session history.
 MAX_RECORDED_OUTPUT_CHARS = 2000
 
@@ -219,16 +224,54 @@ async def search(context: ToolContext[AskContext], query: str, section: str | No
         if fatal is not None:
             raise fatal from error
         return message
-    numbers = [state.number(scored) for scored in response.results]
+    found = [*response.results, *await _blocks_after(state, request, response.results)]
+    numbers = [state.number(scored) for scored in found]
     output = render(state.passages[number] for number in numbers)
     state.searched = True
     state.record(context, started, output)
-    state.emit(
-        RetrievalResults(
-            call_id=context.tool_call_id, chunks=list(response.results), metadata=response.metadata
-        )
-    )
+    state.emit(RetrievalResults(call_id=context.tool_call_id, chunks=found, metadata=response.metadata))
     return output
+
+
+async def _blocks_after(
+    state: AskContext, request: retrieval_pb2.SearchRequest, results: Sequence[common_pb2.ScoredChunk]
+) -> list[common_pb2.ScoredChunk]:
+    """The chunks that go on with blocks a found chunk announces and is cut after ("Claude Agent
+    SDK offers four permission modes:" above "### Mode 1: default", the other modes in the chunks
+    after it): one more Search, within its document and section, for the chunks of the
+    subsections that follow it. Best effort: a failed or late search adds nothing."""
+    found: list[common_pb2.ScoredChunk] = []
+    known = {scored.chunk.chunk_id for scored in results}
+    for scored in [r for r in results if runs_on(r.chunk)][:MAX_BLOCK_SEARCHES]:
+        chunk = scored.chunk
+        remaining = state.deadline - time.monotonic()
+        if remaining < MIN_CALL_SECONDS:
+            break
+        follow = retrieval_pb2.SearchRequest(
+            collection=request.collection, query=request.query, top_k=MAX_BLOCKS, min_relevance=0.0
+        )
+        follow.filters["document_id"] = chunk.document_id
+        follow.filters["section"] = chunk.section_title
+        try:
+            reply = await state.retrieval.Search(follow, timeout=min(state.call_timeout_s, remaining))
+        except grpc.aio.AioRpcError:
+            continue
+        path = list(chunk.section_path)
+        for block in sorted(reply.results, key=lambda r: r.chunk.chunk_index):
+            subsection = (
+                list(block.chunk.section_path[:-1]) == path and block.chunk.chunk_index > chunk.chunk_index
+            )
+            if subsection and block.chunk.chunk_id not in known:
+                known.add(block.chunk.chunk_id)
+                found.append(block)
+    return found
+
+
+def runs_on(chunk: common_pb2.Chunk) -> bool:
+    """Whether a chunk ends among blocks that a lead-in in it announces, before its document ends."""
+    if chunk.chunk_index + 1 >= chunk.total_chunks or not chunk.section_title:
+        return False
+    return any(sentence.runs_on for sentence in sectioned_sentences(chunk.text, for_answers=True))
 
 
 # Search failures the model can do something about (its own bad arguments); every other one ends

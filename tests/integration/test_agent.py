@@ -10,12 +10,14 @@ import pytest
 from agents.testing import ScriptedModel, assistant_message, function_call
 from prometheus_client import REGISTRY
 
-from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2_grpc
+from glossator.v1 import agent_pb2, agent_pb2_grpc, retrieval_pb2, retrieval_pb2_grpc
 from services.agent.config import AgentSettings
 from services.agent.server import build_server
 from services.commands.connect import error_info
+from services.commands.ingest import async_iter, ingest, ingest_requests
 from services.common.clients import make_channel
 from services.common.errors import Reason
+from services.retrieval.ingest import read_folder
 from tests.grpc_helpers import field_violations
 from tests.integration.test_retrieval import BASE_URL
 from tests.unit.agent.fake_retrieval import FakeRetrieval
@@ -427,3 +429,62 @@ async def test_a_replaced_answer_is_validated_twice_not_four_times(book, tmp_pat
     events = await _ask_scripted(book, tmp_path, answer, QUESTION)
     assert events[-1].completed.response.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED
     assert _handled("Validate") - validations == 2, "the answer, then its stand-in"
+
+
+MODES = """# Permission Modes and Runtime Security
+
+## Permission Modes: Four Security Postures
+
+The Agent SDK offers four permission modes, each representing a different trust boundary:
+
+### Mode 1: default
+
+{filler} The default mode prompts the user before every file edit and every shell command.
+
+### Mode 2: acceptEdits
+
+{filler} The acceptEdits mode approves file edits on its own and still prompts for shell commands.
+
+### Mode 3: bypassPermissions
+
+{filler} The bypassPermissions mode never prompts and suits automated pipelines with restricted tools.
+
+### Mode 4: plan
+
+{filler} The plan mode lets the agent read and plan without changing any file at all.
+
+## Runtime Checks
+
+A runtime check decides each tool call on its own merits, whatever the permission mode says.
+"""
+FILLER = " ".join(
+    f"Each posture trades oversight for speed in its own way, step {n} of a long comparison of trust boundaries."
+    for n in range(1, 9)
+)
+
+
+async def test_a_lead_in_whose_blocks_go_on_in_later_chunks_is_answered_with_all_their_titles(
+    suite, tmp_path
+):
+    """ "The SDK offers four permission modes:" is cut from three of its modes by the chunker: the
+    retrieval tool looks in the section's later chunks, and the answer lists the four."""
+    (tmp_path / "modes.md").write_text(MODES.format(filler=FILLER))
+    collection = f"blocks-{uuid.uuid4().hex[:8]}"
+    options = retrieval_pb2.IngestOptions(collection=collection, base_url=BASE_URL)
+    async for _ in ingest(suite.retrieval, ingest_requests(options, async_iter(read_folder(tmp_path)))):
+        pass
+    events = await _stream(
+        suite.agent,
+        query="What permission modes does the Agent SDK offer?",
+        user_id="alice",
+        collection=collection,
+        top_k=1,  # the question's search finds the lead-in's chunk alone
+    )
+    response = events[-1].completed.response
+    titles = ["Mode 1: default.", "Mode 2: acceptEdits.", "Mode 3: bypassPermissions.", "Mode 4: plan."]
+    assert response.answer.startswith(
+        "The Agent SDK offers four permission modes, each representing a different trust boundary ["
+    ), response.answer
+    assert all(title in response.answer for title in titles), response.answer
+    assert len({s.chunk_index for s in response.sources}) >= 3
+    assert response.grounding.is_grounded, response.grounding

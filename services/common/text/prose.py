@@ -78,6 +78,9 @@ class ProseSentence:
     # items of a lead-in's list of blocks are their titles) or a list item of a few words
     # ("ProBuilder (for quick prototyping)"). It answers a question asking for several things.
     list_only: bool = False
+    # A block title whose blocks run on past the end of the chunk: the chunks after it continue
+    # its list (the answerer takes their section titles from the passages retrieved with it).
+    runs_on: bool = False
 
 
 def prose_sentences(text: str) -> list[tuple[int, int]]:
@@ -102,8 +105,12 @@ def sectioned_sentences(text: str, *, for_answers: bool = False) -> list[ProseSe
         if unit.kind == UnitKind.HEADING:
             heading = display_text(text[unit.start : unit.end])
         if index in titles:
-            lead_in, items = titles[index]
-            found.append(ProseSentence(unit.start, unit.end, heading, _label(lead_in), items, list_only=True))
+            lead_in, items, runs_on = titles[index]
+            found.append(
+                ProseSentence(
+                    unit.start, unit.end, heading, _label(lead_in), items, list_only=True, runs_on=runs_on
+                )
+            )
             continue
         if index in rows:
             row = rows[index]
@@ -207,12 +214,16 @@ def _indentation(text: str, unit: Unit) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
-def _announced_titles(text: str, units: list[Unit]) -> dict[int, tuple[str, tuple[tuple[int, int], ...]]]:
-    """For each title of the blocks a lead-in announces (by unit index): the lead-in and the spans
-    of all the titles. The blocks are those following a prose line ending with ":" that opens with
-    a bold title line (up to the next heading) or with a heading (up to one of a higher level),
-    when there are two of them or more; a list's lead-in introduces its list instead."""
-    found: dict[int, tuple[str, tuple[tuple[int, int], ...]]] = {}
+def _announced_titles(
+    text: str, units: list[Unit]
+) -> dict[int, tuple[str, tuple[tuple[int, int], ...], bool]]:
+    """For each title of the blocks a lead-in announces (by unit index): the lead-in, the spans
+    of all the titles, and whether the blocks run on past the end of the text. The blocks are
+    those following a prose line ending with ":" that opens with a bold title line (up to the
+    next heading) or with a heading (up to one of a higher level), when there are two of them or
+    more, or headed blocks that run on past the text (a chunk cut after "### Mode 1: default": the
+    chunks after it hold the other modes); a list's lead-in introduces its list instead."""
+    found: dict[int, tuple[str, tuple[tuple[int, int], ...], bool]] = {}
     for index, unit in enumerate(units[:-1]):
         lead_in = display_text(text[unit.start : unit.end])
         if unit.kind != UnitKind.PARAGRAPH or not lead_in.endswith(":") or not says_something(lead_in):
@@ -222,9 +233,11 @@ def _announced_titles(text: str, units: list[Unit]) -> dict[int, tuple[str, tupl
         if not level and not _is_title(text, first):
             continue
         titled = []
+        runs_on = bool(level)
         for later in range(index + 1, len(units)):
             kind = units[later].kind
             if level and kind == UnitKind.HEADING and _heading_level(text, units[later]) < level:
+                runs_on = False
                 break
             if not level and kind == UnitKind.HEADING:
                 break
@@ -232,9 +245,9 @@ def _announced_titles(text: str, units: list[Unit]) -> dict[int, tuple[str, tupl
                 not level and _is_title(text, units[later])
             ):
                 titled.append(later)
-        if len(titled) > 1:
+        if len(titled) > 1 or (titled and runs_on):
             spans = tuple((units[i].start, units[i].end) for i in titled)
-            found.update({i: (lead_in.rstrip(" :"), spans) for i in titled})
+            found.update({i: (lead_in.rstrip(" :"), spans, runs_on) for i in titled})
     return found
 
 

@@ -81,7 +81,9 @@ def test_the_answerer_also_reads_a_line_ending_with_a_colon_that_states_a_fact()
     assert quoted == [
         "Python 3.10+ is required for ROS 2 Humble Hawksbill compatibility:",
         "Sensors that perceive the world around it",  # its lead-in is its label, not a sentence
-        # a line announcing the sections below it states nothing they do not
+        # a line announcing the sections below it states nothing they do not: it labels their
+        # titles (the chunks after this one hold the other two)
+        "### 1. Register the target agent",
     ]
     assert [normalise(text[a:b]) for a, b in prose_sentences(text)] == [
         "Sensors that perceive the world around it"
