@@ -35,7 +35,15 @@ never answers it: the answer is what follows.
 The best sentence answers; up to two more follow when they fit the length budget and score close
 to it: half its score suffices within its own passage (neighbours complete it), nine tenths from
 another passage; a sentence saying what a chosen one already says (near_duplicate), or one about
-the text (meta), is skipped.
+the text (meta), is skipped. The sentence right after the best one that goes on about it ("This
+requirement stems from ...") follows it first.
+Some questions say where their answer must be: "What is X?" is answered only where X is named
+(around the sentence: its label, its place, the sentences before it in its section); a how or
+why question whose best match is a troubleshooting entry's problem ("Issue: Unity visualization
+lags behind ROS 2 simulation") is answered by the rest of the entry, its solutions or cause.
+A step quotes the short command it introduces ("Convert to SDF format for Gazebo: gz sdf -p
+your_robot.urdf", services/common/text/steps.py), and a lead-in whose blocks go on past its
+chunk lists the titles of the later chunks of its section that the retrieval tool found with it.
 When even the best sentence barely relates to the question (in meaning and in words), the book
 does not cover it.
 Sentences are ranked as they stand in the chunk (Search's scores are keyed by their offsets) and
