@@ -347,6 +347,8 @@ def choose_sentences(
     for the model's where they exist.
     """
     weights = weights or Weights()
+    whole = passages
+    passages = [p for p in passages if not p.continues]  # they only complete a list: _titles_after
     candidates = _candidates(passages)
     if not candidates or (weights.decline_unknown_names and names_nowhere(question, passages)):
         return []
@@ -418,7 +420,7 @@ def choose_sentences(
     if weights.rare_names_near and not _names_near(candidates, best, particular):
         return []
     if candidates[best].items and weights.whole_lists and not understood.wants_number:
-        return _whole_list(candidates[best], passages, weights)
+        return _whole_list(candidates[best], whole, weights)
     picks = [best]
     used = len(candidates[best].shown)
     continuation = [
@@ -453,7 +455,7 @@ def choose_sentences(
         # list ("What makes a document a real specification?" and two of its five checks; not
         # for a number, which one item or row gives).
         at = picks.index(listed)
-        return chosen[:at] + _whole_list(candidates[listed], passages, weights)
+        return chosen[:at] + _whole_list(candidates[listed], whole, weights)
     return chosen
 
 

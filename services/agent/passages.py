@@ -31,9 +31,12 @@ class Passage:
     sentence_scores: Mapping[tuple[int, int], float] = field(default_factory=dict, repr=False)
     # 0-based position of the chunk in its document.
     position: int = 0
+    # Fetched because it goes on with blocks another passage announces (tools.py): only its
+    # section's title is quoted, in that passage's list; it answers nothing on its own.
+    continues: bool = False
 
     @classmethod
-    def of(cls, number: int, scored: common_pb2.ScoredChunk) -> Passage:
+    def of(cls, number: int, scored: common_pb2.ScoredChunk, *, continues: bool = False) -> Passage:
         chunk = scored.chunk
         return cls(
             number=number,
@@ -43,6 +46,7 @@ class Passage:
             url=chunk.source_url,
             sentence_scores=_spans_in_stripped(chunk.text, scored.sentences),
             position=chunk.chunk_index,
+            continues=continues,
         )
 
     def render(self) -> str:

@@ -90,14 +90,15 @@ class AskContext:
     def is_known(self, index: int) -> bool:
         return 1 <= index <= len(self.sources)
 
-    def number(self, scored: common_pb2.ScoredChunk) -> int:
-        """The chunk's source number, assigning the next one the first time it is retrieved."""
+    def number(self, scored: common_pb2.ScoredChunk, *, continues: bool = False) -> int:
+        """The chunk's source number, assigning the next one the first time it is retrieved
+        (`continues`: fetched for the blocks another chunk announces, see Passage.continues)."""
         chunk = scored.chunk
         if chunk.chunk_id not in self._number_of:
             number = len(self.sources) + 1
             self._number_of[chunk.chunk_id] = number
             self.sources.append(source_of(number, scored))
-            self.passages[number] = Passage.of(number, scored)
+            self.passages[number] = Passage.of(number, scored, continues=continues)
         return self._number_of[chunk.chunk_id]
 
     def take_prefetched(self, request: retrieval_pb2.SearchRequest) -> retrieval_pb2.SearchResponse | None:
@@ -224,8 +225,9 @@ async def search(context: ToolContext[AskContext], query: str, section: str | No
         if fatal is not None:
             raise fatal from error
         return message
-    found = [*response.results, *await _blocks_after(state, request, response.results)]
-    numbers = [state.number(scored) for scored in found]
+    blocks = await _blocks_after(state, request, response.results)
+    found = [*response.results, *blocks]
+    numbers = [state.number(scored, continues=scored in blocks) for scored in found]
     output = render(state.passages[number] for number in numbers)
     state.searched = True
     state.record(context, started, output)
