@@ -738,3 +738,28 @@ def test_a_list_item_means_what_it_says_under_its_label():
     )
     assert reasons in answered(Weights())
     assert "feedback" not in answered(Weights(max_labelled=0))
+
+
+def test_a_passage_fetched_to_complete_a_list_answers_nothing_on_its_own():
+    own = "Load balancers cost money on every cloud."
+    fetched = "On AWS, spot instances of the t3 family are the cheapest for agent workloads."
+    passages = [
+        Passage(1, "Costs", own, url="https://example.org/1", sentence_scores={(0, len(own)): 0.2}),
+        Passage(
+            2,
+            "Costs > Spot",
+            fetched,
+            url="https://example.org/2",
+            sentence_scores={(0, len(fetched)): 0.9},
+            continues=True,
+        ),
+    ]
+    question = "Which AWS spot instance types are cheapest for agent workloads?"
+    assert choose_sentences(question, passages, refuse, Weights(max_labelled=0)) == []
+    searched = [
+        passages[0],
+        Passage(
+            2, "Costs > Spot", fetched, url="https://example.org/2", sentence_scores={(0, len(fetched)): 0.9}
+        ),
+    ]
+    assert choose_sentences(question, searched, refuse, Weights(max_labelled=0))
