@@ -613,6 +613,9 @@ def _whole_list(best: _Candidate, passages: Sequence[Passage], weights: Weights)
     items = [(best.number, item) for item in shown[first:]]
     if best.runs_on:
         items += [(number, title) for number, title in _titles_after(best, passages) if title not in shown]
+        # "four permission modes:" then four titles: a fifth section of the chunk ("Decision
+        # Framework") is no mode
+        items = items[: _counted(best.label) or len(items)]
     picks, used = [], 0
     for number, item in items[: weights.max_list_items]:
         if picks and used + len(item) > weights.list_budget_chars:
@@ -620,6 +623,22 @@ def _whole_list(best: _Candidate, passages: Sequence[Passage], weights: Weights)
         picks.append(Pick(number, item, best.label))
         used += len(item)
     return picks
+
+
+# A count before a word: "four permission modes", "3 components" (not "Python 3.14").
+_COUNT_RE = re.compile(
+    rf"(?<![\w.])(\d{{1,2}}|{'|'.join(w for w, n in NUMBER_WORDS.items() if n.isdigit())})(?![\w.])\s+[a-z]"
+)
+
+
+def _counted(label: str) -> int:
+    """How many things a lead-in says it announces ("offers four permission modes": 4), 0 when
+    it names no count of two to twenty."""
+    for match in _COUNT_RE.finditer(label.lower()):
+        count = int(NUMBER_WORDS.get(match.group(1), match.group(1)))
+        if 2 <= count <= 20:
+            return count
+    return 0
 
 
 def _titles_after(best: _Candidate, passages: Sequence[Passage]) -> list[tuple[int, str]]:

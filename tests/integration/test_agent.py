@@ -453,6 +453,10 @@ The Agent SDK offers four permission modes, each representing a different trust 
 
 {filler} The plan mode lets the agent read and plan without changing any file at all.
 
+### Choosing a mode
+
+{filler} Pick the narrowest mode that still lets the task finish.
+
 ## Runtime Checks
 
 A runtime check decides each tool call on its own merits, whatever the permission mode says.
@@ -486,5 +490,6 @@ async def test_a_lead_in_whose_blocks_go_on_in_later_chunks_is_answered_with_all
         "The Agent SDK offers four permission modes, each representing a different trust boundary ["
     ), response.answer
     assert all(title in response.answer for title in titles), response.answer
+    assert "Choosing a mode" not in response.answer  # four modes are announced, not five sections
     assert len({s.chunk_index for s in response.sources}) >= 3
     assert response.grounding.is_grounded, response.grounding
