@@ -7,8 +7,10 @@ Everything a call needs or produces lives in the run's AskContext: the stub, the
 defaults of the request, the absolute deadline every Search must finish by, and what was found so
 far. Sources are numbered 1.. across all calls of a run and deduplicated by chunk_id, so a number
 the model cites names exactly one retrieved chunk; each is kept as a Passage (passages.py), which
-the answerers read, and the model gets a rendering of them. A failed Search is not an exception: the model
-is told in words, the client gets a ToolError event. Until a search of the run has found anything,
+the answerers read, and the model gets a rendering of them. A chunk cut among the blocks a
+lead-in in it announces ("four permission modes:" above "### Mode 1") brings the chunks of the
+section's later blocks with it (one more Search, filtered by document and section). A failed
+Search is not an exception: the model is told in words, the client gets a ToolError event. Until a search of the run has found anything,
 a failure that no rewording can fix ends the run with its status instead (fail closed): a missing
 collection is NOT_FOUND, retrieval down or overloaded UNAVAILABLE, the request's deadline passed
 DEADLINE_EXCEEDED. A reader never gets "I cannot search the book" as a successful answer.
