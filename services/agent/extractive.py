@@ -1030,10 +1030,8 @@ def _continuation(candidates: Sequence[_Candidate], best: int) -> list[int]:
     if after == len(candidates) or candidates[best].items:
         return []
     candidate = candidates[after]
-    same_section = (
-        candidate.number == candidates[best].number and candidate.section == candidates[best].section
-    )
-    return [after] if same_section and not candidate.items and _CONTINUES_RE.match(candidate.shown) else []
+    goes_on = _same_section(candidate, candidates[best]) and _CONTINUES_RE.match(candidate.shown)
+    return [after] if goes_on and not candidate.items else []
 
 
 def _entry(candidates: Sequence[_Candidate], order: Sequence[int], question: Question) -> list[int]:
@@ -1047,15 +1045,16 @@ def _entry(candidates: Sequence[_Candidate], order: Sequence[int], question: Que
     if top is None or not _PROBLEM_RE.match(candidates[top].shown):
         return []
     entry = []
-    for later in range(top + 1, len(candidates)):
-        candidate = candidates[later]
-        same_section = (
-            candidate.number == candidates[top].number and candidate.section == candidates[top].section
-        )
-        if not same_section or _PROBLEM_RE.match(candidate.shown):
+    for later, candidate in enumerate(candidates[top + 1 :], start=top + 1):
+        if not _same_section(candidate, candidates[top]) or _PROBLEM_RE.match(candidate.shown):
             break
         entry.append(later)
     return [top, *entry]
+
+
+def _same_section(one: _Candidate, other: _Candidate) -> bool:
+    """Whether two sentences stand under the same heading of the same passage."""
+    return one.number == other.number and one.section == other.section
 
 
 def _neighbourhood(candidates: Sequence[_Candidate], words: np.ndarray) -> np.ndarray:

@@ -10,10 +10,11 @@ the model cites names exactly one retrieved chunk; each is kept as a Passage (pa
 the answerers read, and the model gets a rendering of them. A chunk cut among the blocks a
 lead-in in it announces ("four permission modes:" above "### Mode 1") brings the chunks of the
 section's later blocks with it (one more Search, filtered by document and section). A failed
-Search is not an exception: the model is told in words, the client gets a ToolError event. Until a search of the run has found anything,
-a failure that no rewording can fix ends the run with its status instead (fail closed): a missing
-collection is NOT_FOUND, retrieval down or overloaded UNAVAILABLE, the request's deadline passed
-DEADLINE_EXCEEDED. A reader never gets "I cannot search the book" as a successful answer.
+Search is not an exception: the model is told in words, the client gets a ToolError event. Until
+a search of the run has found anything, a failure that no rewording can fix ends the run with its
+status instead (fail closed): a missing collection is NOT_FOUND, retrieval down or overloaded
+UNAVAILABLE, the request's deadline passed DEADLINE_EXCEEDED. A reader never gets "I cannot
+search the book" as a successful answer.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 
 import grpc
 from agents import ModelBehaviorError, RunContextWrapper, function_tool
@@ -32,7 +34,7 @@ from services.agent.passages import Passage, render
 from services.agent.sessions.model import Source
 from services.common.contract_limits import DEFAULT_TOP_K, MAX_EXTRACT_CHARS, MAX_QUERY_CHARS
 from services.common.errors import DeadlineExceeded, GlossatorError, Reason, Unavailable, collection_not_found
-from services.common.text.prose import sectioned_sentences
+from services.common.text.prose import blocks_run_on
 
 TOOL_NAME = "retrieval_tool"
 # Below this much time left, a Search cannot usefully run: fail fast instead of timing out.
@@ -229,7 +231,8 @@ async def search(context: ToolContext[AskContext], query: str, section: str | No
         return message
     blocks = await _blocks_after(state, request, response.results)
     found = [*response.results, *blocks]
-    numbers = [state.number(scored, continues=scored in blocks) for scored in found]
+    continued = {block.chunk.chunk_id for block in blocks}
+    numbers = [state.number(scored, continues=scored.chunk.chunk_id in continued) for scored in found]
     output = render(state.passages[number] for number in numbers)
     state.searched = True
     state.record(context, started, output)
@@ -246,7 +249,7 @@ async def _blocks_after(
     subsections that follow it. Best effort: a failed or late search adds nothing."""
     found: list[common_pb2.ScoredChunk] = []
     known = {scored.chunk.chunk_id for scored in results}
-    for scored in [r for r in results if runs_on(r.chunk)][:MAX_BLOCK_SEARCHES]:
+    for scored in islice((r for r in results if runs_on(r.chunk)), MAX_BLOCK_SEARCHES):
         chunk = scored.chunk
         remaining = state.deadline - time.monotonic()
         if remaining < MIN_CALL_SECONDS:
@@ -275,7 +278,7 @@ def runs_on(chunk: common_pb2.Chunk) -> bool:
     """Whether a chunk ends among blocks that a lead-in in it announces, before its document ends."""
     if chunk.chunk_index + 1 >= chunk.total_chunks or not chunk.section_title:
         return False
-    return any(sentence.runs_on for sentence in sectioned_sentences(chunk.text, for_answers=True))
+    return blocks_run_on(chunk.text)
 
 
 # Search failures the model can do something about (its own bad arguments); every other one ends

@@ -214,6 +214,12 @@ def _indentation(text: str, unit: Unit) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
+def blocks_run_on(text: str) -> bool:
+    """Whether the text ends among headed blocks a lead-in in it announces (a chunk cut after
+    "### Mode 1: default" below "... four permission modes:"): the chunks after it go on."""
+    return any(runs_on for _, _, runs_on in _announced_titles(text, sentence_units(text)).values())
+
+
 def _announced_titles(
     text: str, units: list[Unit]
 ) -> dict[int, tuple[str, tuple[tuple[int, int], ...], bool]]:

@@ -79,13 +79,7 @@ def _commented_commands(text: str, units: list[Unit], fence: int) -> dict[int, s
     """In the shell block opening at units[fence], each comment (by unit index) read with the
     commands under it, up to a blank line or the next comment."""
     found = {}
-    block = []
-    for unit in units[fence + 1 :]:
-        if unit.kind != UnitKind.CODE:
-            break
-        block.append(unit)
-    else:
-        return {}  # a block left open to the end of the chunk is cut: its rest is unknown
+    block = _closed_block(units, fence)
     index = fence + 1
     for at, unit in enumerate(block):
         comment = text[unit.start : unit.end].strip()
@@ -108,21 +102,25 @@ def _commented_commands(text: str, units: list[Unit], fence: int) -> dict[int, s
 def _command(text: str, units: list[Unit], fence: int) -> str:
     """The command of the fenced block opening at units[fence], "" when there is none or it is
     too long to be one."""
-    opening = text[units[fence].start : units[fence].end]
-    if units[fence].kind != UnitKind.MARKUP or not opening.startswith(("```", "~~~")):
+    opening = units[fence]
+    if (
+        opening.kind != UnitKind.MARKUP
+        or _language(text[opening.start : opening.end]) not in COMMAND_LANGUAGES
+    ):
         return ""
-    if _language(opening) not in COMMAND_LANGUAGES:
-        return ""
-    lines = []
+    lines = [_code_line(text, unit) for unit in _closed_block(units, fence)]
+    return _as_command([line for line in lines if line and not line.startswith(_COMMENTS)])
+
+
+def _closed_block(units: list[Unit], fence: int) -> list[Unit]:
+    """The code lines of the block opening at units[fence]; none when the chunk ends before the
+    block does (a block cut there: its rest is unknown)."""
+    block = []
     for unit in units[fence + 1 :]:
         if unit.kind != UnitKind.CODE:
-            break
-        line = _code_line(text, unit)
-        if line and not line.startswith(_COMMENTS):
-            lines.append(line)
-    else:
-        return ""  # a block left open to the end of the chunk is cut: its rest is unknown
-    return _as_command(lines)
+            return block
+        block.append(unit)
+    return []
 
 
 def _code_line(text: str, unit: Unit) -> str:
