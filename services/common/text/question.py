@@ -198,6 +198,9 @@ _WHY_Q_RE = re.compile(
     re.IGNORECASE,
 )
 _FOLLOWING_QUESTION_RE = re.compile(r",?\s+and\s+(?:what|which|how|why|where|who|when)\b", re.IGNORECASE)
+# "the walrus operator in Python", "a handoff in the OpenAI Agents SDK": the term, then the named
+# thing it belongs to (every word capitalised or a number), which is the book's context, not the term.
+_NAMED_CONTEXT_RE = re.compile(r"\s+in\s+(?:the\s+)?[A-Z][\w.+#-]*(?:\s+(?:[A-Z][\w.+#-]*|\d[\w.]*))*$")
 _MAX_TERM_WORDS = 6
 
 
@@ -213,6 +216,7 @@ def question_form(query: str) -> QuestionForm:
         term = next(group for group in definition.groups() if group is not None)
         # "What is URDF and what parts does it describe?": the term is URDF.
         term = _FOLLOWING_QUESTION_RE.split(term, maxsplit=1)[0].strip(" .,'\"")
+        term = _NAMED_CONTEXT_RE.sub("", term)
         if term and len(term.split()) <= _MAX_TERM_WORDS and not _NOT_DEFINITION_RE.search(term):
             return QuestionForm(AnswerForm.DEFINITION, term)
     return QuestionForm(AnswerForm.OTHER)

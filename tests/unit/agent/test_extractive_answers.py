@@ -113,6 +113,9 @@ def test_a_what_is_question_is_answered_only_where_the_term_is_named():
     spelt = "Simultaneous Localization and Mapping builds a map while locating the robot."
     assert answer("What is SLAM?", [named], {"It runs on every mobile robot here.": 0.9}) != NOT_COVERED
     assert answer("What is SLAM?", [spelt], {spelt: 0.7}).startswith(spelt)
+    # "in Python" names where the term lives: the term itself must still be named
+    operators = "Python has arithmetic, comparison and logical operators. Operators combine values."
+    assert answer("What is the walrus operator in Python?", [operators], {operators[:56]: 0.7}) == ""
 
 
 def test_a_troubleshooting_entry_is_answered_by_its_solutions_not_its_problem():
@@ -334,6 +337,9 @@ def test_a_labelled_figure_under_the_heading_the_question_names_answers_it():
         ("What is URDF and what parts does it describe?", AnswerForm.DEFINITION, "URDF"),
         ("What does DDS stand for?", AnswerForm.DEFINITION, "DDS"),
         ("In MCP, what is a templated resource?", AnswerForm.DEFINITION, "templated resource"),
+        ("What is a handoff in the OpenAI Agents SDK?", AnswerForm.DEFINITION, "handoff"),
+        ("What is a topic in ROS 2?", AnswerForm.DEFINITION, "topic"),
+        ("What is progress in robotics?", AnswerForm.DEFINITION, "progress in robotics"),
         ("Who was the first person to play the Master?", AnswerForm.OTHER, ""),
         ("What is the difference between topics and services?", AnswerForm.OTHER, ""),
         ("Why use launch files in ROS 2?", AnswerForm.WHY, ""),
