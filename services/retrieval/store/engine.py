@@ -13,7 +13,7 @@ import json
 import threading
 from abc import abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -81,6 +81,35 @@ class ScoredPoint:
     point_id: str
     score: float
     payload: dict[str, Any] | None
+
+
+# The engine orders points of equal score by where they happen to be stored, which depends on the
+# order of ingest: after a new ingest the same question got another chunk fifth. Equal scores come
+# from identical chunks (a page's boilerplate repeated on another: both legs score them alike) and
+# from RRF, whose scores tie when two rank pairs sum alike (dense 1st and sparse 17th, dense 4th
+# and sparse 2nd: 1.1 both). A search asks for this many more points and orders ties itself.
+TIE_MARGIN = 3
+
+
+def tie_ordered(
+    points: Sequence[ScoredPoint], dense_scores: dict[str, float], sparse_scores: dict[str, float]
+) -> list[ScoredPoint]:
+    """Points best first, the same way on every ingest: identical chunks (the same score in every
+    leg) take their fused scores in the order of their ids, and equal fused scores are ordered by
+    the dense score (meaning), then the sparse score, then the id."""
+
+    def legs(p: ScoredPoint) -> tuple[float, float]:
+        return dense_scores.get(p.point_id, 0.0), sparse_scores.get(p.point_id, 0.0)
+
+    alike: dict[tuple[float, float], list[ScoredPoint]] = {}
+    for p in points:
+        alike.setdefault(legs(p), []).append(p)
+    canonical = []
+    for group in alike.values():
+        scores = sorted((p.score for p in group), reverse=True)
+        ids = sorted(group, key=lambda p: p.point_id)
+        canonical += [replace(p, score=score) for p, score in zip(ids, scores, strict=True)]
+    return sorted(canonical, key=lambda p: (-p.score, *(-s for s in legs(p)), p.point_id))
 
 
 class EngineStore(VectorStore):
@@ -300,7 +329,8 @@ class EngineStore(VectorStore):
     ) -> list[SearchHit]:
         dense = np.asarray(dense_vector, dtype=np.float32)
         self._check_dimensions(name, dense, self._manifest(name).dense_dimensions)
-        request = search_requests(mode, dense, sparse_vector, limit, filters_where(filters))
+        # A few more than asked for, so that chunks tied at the limit are all seen (tie_ordered).
+        request = search_requests(mode, dense, sparse_vector, limit + TIE_MARGIN, filters_where(filters))
         (ranked,) = self._query(name, [request])
         if mode is SearchMode.HYBRID:
             ids = [p.point_id for p in ranked]
@@ -310,6 +340,7 @@ class EngineStore(VectorStore):
             dense_scores, sparse_scores = {p.point_id: p.score for p in ranked}, {}
         else:
             dense_scores, sparse_scores = {}, {p.point_id: p.score for p in ranked}
+        ranked = tie_ordered(ranked, dense_scores, sparse_scores)[:limit]
         # A sparse search has no query embedding (its dense vector is a placeholder).
         sentence_query = None if mode is SearchMode.SPARSE else dense
         return [

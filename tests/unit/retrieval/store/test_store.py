@@ -11,7 +11,7 @@ import pytest
 
 from services.common.errors import FailedPrecondition, InvalidArgument, NotFound
 from services.retrieval.store import SearchFilters, SearchMode, VectorStore
-from services.retrieval.store.engine import Part
+from services.retrieval.store.engine import Part, ScoredPoint, tie_ordered
 from services.retrieval.store.query import RRF_BEST_SCORE, RRF_K, SPARSE_WEIGHT, rrf_score
 from tests.unit.retrieval.store.helpers import (
     COLLECTION,
@@ -178,6 +178,32 @@ def test_a_chunk_ranked_first_by_both_legs_has_relevance_one(store):
     assert keys(hits, chunks)[0] == "D"
     assert hits[0].score == pytest.approx(RRF_BEST_SCORE, rel=1e-5)
     assert hits[0].relevance == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("mode", list(SearchMode))
+def test_identical_chunks_come_back_in_the_same_order_whatever_order_they_were_written_in(tmp_path, mode):
+    """The engine orders equal scores by where points are stored: the order of ingest."""
+    text = "Search filters for sections keep answers on the page."
+    twins = [make_chunk(document, 0, text, source_path=f"{document}.md") for document in ("one", "two")]
+    first = []
+    for backend in ("edge", "qdrant"):
+        for order, written in enumerate((twins, twins[::-1])):
+            store = make_store(backend, tmp_path / f"{backend}-{order}")
+            store.ensure_collection(COLLECTION, DIMS, MODEL)
+            for chunk in written:  # one write each: stored one after the other
+                store.upsert_chunks(COLLECTION, [point(chunk, axis(0))])
+            store.optimize(COLLECTION)
+            first.append(search(store, mode, limit=1)[0].chunk.document_id)
+            store.close()
+    assert first == [min(twins, key=lambda c: c.chunk_id).document_id] * 4
+
+
+def test_points_of_equal_score_are_ordered_by_meaning_then_words_then_id():
+    tied = [ScoredPoint("b", 1.1, None), ScoredPoint("a", 1.1, None), ScoredPoint("c", 1.1, None)]
+    dense = {"a": 0.6, "b": 0.7, "c": 0.6}  # dense 1st and sparse 17th against dense 4th, sparse 2nd
+    sparse = {"a": 20.0, "b": 12.0, "c": 20.0}
+    for points in (tied, tied[::-1]):
+        assert [p.point_id for p in tie_ordered(points, dense, sparse)] == ["b", "a", "c"]
 
 
 @pytest.mark.parametrize("mode", list(SearchMode))
