@@ -10,6 +10,7 @@ continuous can move with limits": a reversed relation).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from services.common.text.words import TOKEN_RE, Analysis, attribution_span, capitalised_words
@@ -38,6 +39,21 @@ def missing_names(claim: Analysis, chunk: ChunkEvidence) -> list[str]:
         if not chunk.page.mentions(name) and written not in missing:
             missing.append(written)
     return missing
+
+
+# "[specific date]", "[Your Name]": a blank a model leaves where it has no fact (not a marker [3],
+# a checkbox [x], an index arr[i] or a Markdown link [text](url)).
+_PLACEHOLDER_RE = re.compile(r"(?<![\w\]])\[[^\W\d_][^\W\d]*(?: [^\W\d]+){0,5}\](?!\()")
+
+
+def placeholders(claim: Analysis, chunk: ChunkEvidence) -> list[str]:
+    """Bracketed blanks of the claim that the chunk does not hold as written: the claim leaves the
+    fact it is about unsaid ("ROS 2 Humble reaches its end of life on [specific date]")."""
+    return [
+        m.group()
+        for m in _PLACEHOLDER_RE.finditer(claim.text)
+        if len(m.group()) > 3 and m.group().lower() not in chunk.analysis.text.lower()
+    ]
 
 
 def numbers_elsewhere(claim: Analysis, chunk: ChunkEvidence, context_numbers: frozenset[str]) -> list[str]:
@@ -84,12 +100,13 @@ class HardCheckFailures:
     subject: list[str] = field(default_factory=list)
     borrowed_numbers: list[str] = field(default_factory=list)
     contradicted: list[str] = field(default_factory=list)
+    placeholders: list[str] = field(default_factory=list)
 
     @property
     def vetoes(self) -> bool:
-        """A claim about another subject, or the opposite of what its passage says, is not
-        supported however many of its words are there (in a longer answer too)."""
-        return bool(self.subject or self.contradicted or self.borrowed_numbers)
+        """A claim about another subject, the opposite of what its passage says, or a blank for
+        its fact is not supported however many of its words are there (in a longer answer too)."""
+        return bool(self.subject or self.contradicted or self.borrowed_numbers or self.placeholders)
 
     @property
     def reasons(self) -> list[str]:
@@ -101,6 +118,7 @@ class HardCheckFailures:
             + [f"number {n} is from another passage" for n in self.borrowed_numbers]
             + ([f"its passage is not about '{' '.join(self.subject)}'"] if self.subject else [])
             + [f"its passage says the opposite of '{w}'" for w in self.contradicted]
+            + [f"{p} is a blank, not a fact" for p in self.placeholders]
         )
 
 
@@ -131,4 +149,5 @@ def hard_check_failures(
         if numbers
         else [],
         contradicted_words(claim, passages[0]),
+        placeholders(claim, chunk),
     )

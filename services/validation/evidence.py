@@ -16,7 +16,8 @@ answerer quotes it, and always alone: its numbers are its own, not its neighbour
 A claim may add a common verb its source leaves implicit ("Revolute joints allow rotational
 movement with limits" for "**Revolute**: Rotational movement with limits"): such a word
 (wordlists/paraphrase_words.txt) counts only when the chunk states it, so it is neither a word
-the chunk lacks nor a break in the claim's phrases.
+the chunk lacks nor a break in the claim's phrases. A hedge or a word about how the book puts
+it ("typically", "using the ... command", wordlists/filler_words.txt) never counts.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from services.common.text.units import UnitKind, sentence_units
 from services.common.text.words import Analysis, capitalised_words, is_content_word, stem
 
 PARAPHRASE_WORDS = frozenset(stem(word) for word in read_list(__package__, "wordlists/paraphrase_words.txt"))
+FILLER_WORDS = frozenset(stem(word) for word in read_list(__package__, "wordlists/filler_words.txt"))
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,8 @@ def read_sentences(text: str) -> list[ReadSentence]:
 @dataclass(frozen=True)
 class ClaimTerms:
     """The claim's content words as one chunk is asked to state them: a common verb the chunk
-    never uses (PARAPHRASE_WORDS) is left out, and the words around it become adjacent."""
+    never uses (PARAPHRASE_WORDS) and the filler of a paraphrase (FILLER_WORDS) are left out, and
+    the words around them become adjacent."""
 
     terms: tuple[str, ...]
 
@@ -181,7 +184,7 @@ class ClaimTerms:
     def against(cls, claim: Analysis, chunk: Analysis, named: frozenset[str] = frozenset()) -> ClaimTerms:
         """The claim's terms that the chunk must hold: not the common words a paraphrase adds,
         nor `named`, the names the chunk's page gives it (page_names)."""
-        implicit = ((PARAPHRASE_WORDS & claim.term_set) | named) - chunk.term_set
+        implicit = (((PARAPHRASE_WORDS & claim.term_set) | named) - chunk.term_set) | FILLER_WORDS
         return cls(tuple(term for term in claim.terms if term not in implicit))
 
     @property

@@ -241,3 +241,52 @@ async def test_a_comment_quoted_with_the_commands_it_labels_is_supported(checker
     answer = "Build and run tests: colcon build --packages-select pkg; colcon test --packages-select pkg. [1]"
     result = await checker.check("How do I run a package's tests?", answer, chunks(block), [], None)
     assert result.is_grounded, result.claims
+
+
+# module-2/physics-simulation/physics-debugging-validation.md, "Common Error Messages".
+ERRORS = """### Common Error Messages
+
+- **"ODE Message 3: body not finite"**: Usually indicates numerical instability or invalid parameters
+- **"Contact not finite"**: Often caused by very small or zero mass values
+- **"Joint limits exceeded"**: May indicate solver issues or bad joint parameters
+"""
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        'The error "ODE Message 3: body not finite" typically indicates numerical instability or invalid parameters [1].',
+        'It mentions that "ODE Message 3: body not finite" usually indicates numerical instability [1].',
+    ],
+)
+async def test_a_hedge_or_a_word_about_the_means_is_no_fact_to_find(checker, answer):
+    # Refused over "typically" (the book: "Usually indicates ..."), and "using ... command".
+    result = await checker.check(
+        'What does "ODE Message 3: body not finite" mean?', answer, chunks(ERRORS), [], None
+    )
+    assert result.is_grounded, result.claims
+
+
+async def test_a_hedged_claim_still_needs_its_facts(checker):
+    answer = (
+        'The error "ODE Message 3: body not finite" typically indicates very small or zero mass values [1].'
+    )
+    result = await checker.check(
+        'What does "ODE Message 3: body not finite" mean?', answer, chunks(ERRORS), [], None
+    )
+    assert not result.is_grounded
+
+
+async def test_a_blank_left_for_the_fact_is_not_supported(checker):
+    # The 0.5B model's answer to an unanswerable question, accepted at confidence 0.83.
+    setup = "ROS 2 Humble Hawksbill is the LTS version required for this curriculum."
+    answer = f"{setup} [1] ROS 2 Humble Hawksbill reaches its end of life on [specific date]. [1]"
+    result = await checker.check(
+        "When does ROS 2 Humble reach its end of life?", answer, chunks(setup), [], None
+    )
+    assert not result.is_grounded
+    assert "[specific date] is a blank" in claim_verdict(result, "ROS 2 Humble Hawksbill reaches").reason
+    # Brackets the book writes are quoted, not blanks.
+    usage = "Run ros2 launch with [options] after the package name."
+    quoted = await checker.check("How do I run a launch file?", f"{usage} [1]", chunks(usage), [], None)
+    assert quoted.is_grounded, quoted.claims
