@@ -1,7 +1,8 @@
 """Splitting an answer into atomic claims, each with its citation markers and its place in the answer.
 
 A claim is a sentence, or one clause of it when "and", ";" or a contrasting ", while" joins two
-statements that each have a verb of their own ("He was born in Paris and died in London"). A list of names joined by "and"
+statements that each have a verb of their own ("He was born in Paris and died in London"), or a
+lead-in ends with a colon before what it announces. A list of names joined by "and"
 stays one claim. Offsets always point into the original answer, so unsupported spans can be
 highlighted there.
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from services.common.text.lists import word_list
 from services.common.text.units import sentence_spans
 from services.common.text.words import tokens
+from services.validation.refusals import is_refusal
 
 CITATION_GROUP_RE = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 # The run of "[...]" groups closing a text, matched on the text reversed: searched for from the
@@ -24,13 +26,17 @@ REVERSED_TRAILING_CITATIONS_RE = re.compile(r"(?:\][\d\s,;]+\[\s*)+")
 PUNCTUATION = frozenset(".,;:!?")
 # "; ", " and ", and the contrast of a comparison (", while", ", whereas": "the revolute rotates
 # with limits, while the continuous rotates freely" says one thing of each).
+# And a lead-in's colon before what it announces ("... requires several components: Operating
+# System: Linux-based ..."): each is a sentence of its own in the book, the item read under its label.
 CLAUSE_JOIN_RE = re.compile(
-    r"(?<!\s)\s*;\s+|(?:,|(?<![\s,]))\s+and\s+|,\s+(?:while|whereas)\s+"
+    r"(?<!\s)\s*;\s+|(?:,|(?<![\s,]))\s+and\s+|,\s+(?:while|whereas)\s+|(?<=\w):\s+(?=[A-Z])"
 )  # space runs from their start
 # Finite verbs and auxiliaries: a clause after "and" that has one early asserts a fact of its own.
 VERB_WORDS = word_list("clause_verbs")
 SUBJECT_WORDS = word_list("clause_subjects")
 WORDS_BEFORE_CLAUSE_VERB = 5
+# Words before a colon that make a lead-in rather than a label ("**Operating System**: ...").
+LEAD_IN_WORDS = 4
 # The largest citation number kept as written. No context has this many chunks, so a marker past
 # it points nowhere either way; reading it as this number keeps it an int32 on the wire and
 # spares int() a number of thousands of digits.
@@ -163,15 +169,25 @@ def _clause_spans(answer: str, start: int, end: int, min_words: int) -> list[tup
         if join.start() in in_markers or last - first < min_words or len(words) - after < min_words:
             continue
         right = [word for _, word in words[after : after + WORDS_BEFORE_CLAUSE_VERB]]
+        states = verbs_before[last] > verbs_before[first]
         if (
             ";" in join.group()
             or _contrasts(join.group())
-            or (verbs_before[last] > verbs_before[first] and _starts_statement(right))
+            or (join.group().startswith(":") and _leads_in(sentence[piece_start : join.start()], states))
+            or (states and _starts_statement(right))
         ):
             pieces.append((piece_start, join.start()))
             piece_start = join.end()
     pieces.append((piece_start, len(sentence)))
     return [(start + a, start + b) for a, b in pieces]
+
+
+def _leads_in(before: str, states: bool) -> bool:
+    """Whether the words before a colon announce what follows: a statement or a clause of
+    LEAD_IN_WORDS, not a label ("**Operating System**:"); a decline naming the sections nearby
+    ("Nearby, the book covers: ...") stays whole, as it claims nothing."""
+    long_enough = states or len(_words(before)) >= LEAD_IN_WORDS
+    return long_enough and not is_refusal(before)
 
 
 def _contrasts(join: str) -> bool:

@@ -120,3 +120,22 @@ def test_a_semicolon_inside_a_marker_cuts_no_clause():
     assert [(c.text, c.citations) for c in claims] == [
         ("The lighthouse was built in 1902 by the Irish Lights board.", [1, 2])
     ]
+
+
+def texts(answer: str) -> list[str]:
+    return [claim.text for claim in split_claims(answer)]
+
+
+def test_a_lead_in_and_what_it_announces_are_separate_claims():
+    answer = (
+        "A Physical AI development environment requires several foundational components: Operating "
+        "System: Linux-based systems provide compatibility with ROS 2 [1]."
+    )
+    assert texts(answer) == [
+        "A Physical AI development environment requires several foundational components",
+        "Operating System: Linux-based systems provide compatibility with ROS 2.",
+    ]
+    # A label stays with its item, a time is no colon of a lead-in, a decline naming sections stays whole.
+    assert texts("Operating System: Linux-based systems [1].") == ["Operating System: Linux-based systems."]
+    assert len(texts("The meeting in the hall starts at 10:30 sharp.")) == 1
+    assert len(texts("Nearby, the book covers: Lighthouse > History [1], Lighthouse > Keepers [2].")) == 1
