@@ -30,7 +30,7 @@ from services.common.text.lists import read_list
 from services.common.text.steps import step_readings
 from services.common.text.tables import table_rows
 from services.common.text.units import UnitKind, sentence_units
-from services.common.text.words import Analysis, capitalised_words, is_content_word, stem
+from services.common.text.words import Analysis, attribution_span, capitalised_words, is_content_word, stem
 
 PARAPHRASE_WORDS = frozenset(stem(word) for word in read_list(__package__, "wordlists/paraphrase_words.txt"))
 
@@ -180,7 +180,8 @@ class ClaimTerms:
     @classmethod
     def against(cls, claim: Analysis, chunk: Analysis, named: frozenset[str] = frozenset()) -> ClaimTerms:
         """The claim's terms that the chunk must hold: not the common words a paraphrase adds,
-        nor `named`, the names the chunk's page gives it (page_names)."""
+        nor `named`, names the chunk need not state (page_names: those its page gives it;
+        speaker_terms: whoever the claim is attributed to)."""
         implicit = ((PARAPHRASE_WORDS & claim.term_set) | named) - chunk.term_set
         return cls(tuple(term for term in claim.terms if term not in implicit))
 
@@ -221,7 +222,7 @@ def rank_passages(
 
     Passages naming the claim's subject (see services.validation.subjects) come first: the claim
     is judged against what the chunk says of its subject, not against words said of another."""
-    stated = ClaimTerms.against(claim, chunk.analysis, page_names(claim, chunk))
+    stated = ClaimTerms.against(claim, chunk.analysis, page_names(claim, chunk) | speaker_terms(claim))
     novel = stated.term_set - chunk.analysis.term_set
     matches = (
         PassageMatch(
@@ -252,6 +253,16 @@ def page_names(claim: Analysis, chunk: ChunkEvidence) -> frozenset[str]:
         for name, _ in capitalised_words(claim.text)
         if not chunk.analysis.mentions(name) and chunk.page.mentions(name)
     )
+
+
+def speaker_terms(claim: Analysis) -> frozenset[str]:
+    """Terms of the names the claim is attributed to ("Frida Ghitis: ...", "..., says Stefan
+    Wolff"): an opinion piece's author is in its byline, not its body, so the chunk need not
+    state who is speaking, only what is said."""
+    span = attribution_span(claim.text)
+    if span is None:
+        return frozenset()
+    return Analysis(claim.text[span[0] : span[1]]).term_set
 
 
 def mentions_anything(claim: Analysis, chunk: ChunkEvidence) -> bool:

@@ -50,10 +50,29 @@ def test_numbers_and_dates_must_be_stated(claim, missing):
         ("The magazine was based in Philadelphia, says Stefan Wolff.", []),
         ("It was based in Philadelphia, Wolff says.", []),
         ("Wolff says the magazine was based in Mumbai.", ["Mumbai"]),
+        ("Stefan Wolff argues the magazine was based in Mumbai.", ["Mumbai"]),
     ],
 )
 def test_capitalised_names_must_be_mentioned(claim, missing):
     assert missing_names(Analysis(claim), chunk()) == missing
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Salil Shetty: the periodical was published in Philadelphia.",
+        "Salil Shetty says the periodical was published in Philadelphia.",
+        "The periodical was published in Philadelphia, says Salil Shetty.",
+    ],
+)
+def test_the_speaker_is_no_word_the_context_must_state(claim):
+    """A summary names an opinion piece's author, who is in its byline, not its body."""
+    assert rank_passages(Analysis(claim), chunk())[0].phrase_supported
+
+
+def test_a_speaker_the_context_names_is_checked_like_any_word():
+    claim = Analysis("Edgar Allan Poe says the periodical was published in Philadelphia.")
+    assert not rank_passages(claim, chunk())[0].phrase_supported
 
 
 @pytest.mark.parametrize(
