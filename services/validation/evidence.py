@@ -25,12 +25,15 @@ import heapq
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
+
 from services.common.text.display import display_text
 from services.common.text.lists import read_list
 from services.common.text.steps import step_readings
 from services.common.text.tables import table_rows
 from services.common.text.units import UnitKind, sentence_units
 from services.common.text.words import Analysis, attribution_span, capitalised_words, is_content_word, stem
+from services.validation.word_vectors import distances, unit_vectors
 
 PARAPHRASE_WORDS = frozenset(stem(word) for word in read_list(__package__, "wordlists/paraphrase_words.txt"))
 
@@ -88,6 +91,15 @@ class ChunkEvidence:
         self.sentences = [sentence.shown for sentence in self._read]
         self._window_sentences = window_sentences
         self._phrase_gap = phrase_gap
+
+    def distance_of(self, words: list[str]) -> float:
+        """How far the words are from the chunk's own: for each, 1 less its cosine with the
+        chunk's nearest content word (services.validation.word_vectors), summed."""
+        return sum(distances(words, self._word_vectors))
+
+    @cached_property
+    def _word_vectors(self) -> np.ndarray:
+        return unit_vectors(sorted({word for word in self.analysis.words if is_content_word(word)}))
 
     @cached_property
     def passages(self) -> list[Passage]:

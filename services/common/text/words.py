@@ -124,6 +124,16 @@ class Analysis:
         return frozenset(self.terms)
 
     @cached_property
+    def written_forms(self) -> dict[str, str]:
+        """Term -> the content word as first written here, for readable reasons and for the
+        words' own vectors (a stem is no word)."""
+        forms: dict[str, str] = {}
+        for word in self.words:
+            if is_content_word(word):
+                forms.setdefault(stem(word), word)
+        return forms
+
+    @cached_property
     def bigrams(self) -> frozenset[tuple[str, str]]:
         """Adjacent content words ("grand slam", "head office"): they catch recombined facts."""
         return frozenset(zip(self.terms, self.terms[1:], strict=False))
