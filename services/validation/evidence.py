@@ -32,7 +32,7 @@ from services.common.text.lists import read_list
 from services.common.text.steps import step_readings
 from services.common.text.tables import table_rows
 from services.common.text.units import UnitKind, sentence_units
-from services.common.text.words import Analysis, attribution_span, capitalised_words, is_content_word, stem
+from services.common.text.words import Analysis, capitalised_words, is_content_word, stem
 from services.validation.word_vectors import distances, unit_vectors
 
 PARAPHRASE_WORDS = frozenset(stem(word) for word in read_list(__package__, "wordlists/paraphrase_words.txt"))
@@ -226,15 +226,20 @@ class PassageMatch:
 
 
 def rank_passages(
-    claim: Analysis, chunk: ChunkEvidence, keep: int | None = None, subject: frozenset[str] = frozenset()
+    claim: Analysis,
+    chunk: ChunkEvidence,
+    keep: int | None = None,
+    subject: frozenset[str] = frozenset(),
+    speaker: frozenset[str] = frozenset(),
 ) -> list[PassageMatch]:
     """The chunk's passages (the `keep` best of them), best coverage first; among equals the
     shorter passage wins. Keeping only the few that are used bounds the memory of a check: every
     passage of a 20,000-character chunk, for each of hundreds of claims, took gigabytes.
 
     Passages naming the claim's subject (see services.validation.subjects) come first: the claim
-    is judged against what the chunk says of its subject, not against words said of another."""
-    stated = ClaimTerms.against(claim, chunk.analysis, page_names(claim, chunk) | speaker_terms(claim))
+    is judged against what the chunk says of its subject, not against words said of another.
+    The words of its `speaker` (services.validation.subjects.speaker_terms) the chunk need not state."""
+    stated = ClaimTerms.against(claim, chunk.analysis, page_names(claim, chunk) | speaker)
     novel = stated.term_set - chunk.analysis.term_set
     matches = (
         PassageMatch(
@@ -265,16 +270,6 @@ def page_names(claim: Analysis, chunk: ChunkEvidence) -> frozenset[str]:
         for name, _ in capitalised_words(claim.text)
         if not chunk.analysis.mentions(name) and chunk.page.mentions(name)
     )
-
-
-def speaker_terms(claim: Analysis) -> frozenset[str]:
-    """Terms of the names the claim is attributed to ("Frida Ghitis: ...", "..., says Stefan
-    Wolff"): an opinion piece's author is in its byline, not its body, so the chunk need not
-    state who is speaking, only what is said."""
-    span = attribution_span(claim.text)
-    if span is None:
-        return frozenset()
-    return Analysis(claim.text[span[0] : span[1]]).term_set
 
 
 def mentions_anything(claim: Analysis, chunk: ChunkEvidence) -> bool:

@@ -28,7 +28,7 @@ from services.validation.grounding_config import GroundingConfig
 from services.validation.lexical import LexicalEvidence, has_checkable_content, lexical_evidence
 from services.validation.refusals import is_refusal
 from services.validation.stopping import StopSignal
-from services.validation.subjects import subject_terms
+from services.validation.subjects import speaker_terms, subject_terms
 from services.validation.support import ChunkVerdict, judge_claim, wants_similarity
 
 # Texts embedded per model call by a check, with a stop check between calls: a check embeds up
@@ -379,7 +379,7 @@ class OfflineChecker:
         rankings = []
         for claim, analysis, subject in zip(claims, analyses, subjects, strict=True):
             stop.check()
-            rankings.append(self._rank(claim, analysis, subject, chunks))
+            rankings.append(self._rank(claim, analysis, subject, speaker_terms(analysis), chunks))
         evidence = {
             (i, j): lexical_evidence(
                 analyses[i], chunks[j], matches, self.config, subjects[i], context_numbers
@@ -420,7 +420,12 @@ class OfflineChecker:
         return assessments if model is None else _within_budget(assessments, model.doubt_budget)
 
     def _rank(
-        self, claim: Claim, analysis: Analysis, subject: frozenset[str], chunks: list[ChunkEvidence]
+        self,
+        claim: Claim,
+        analysis: Analysis,
+        subject: frozenset[str],
+        speaker: frozenset[str],
+        chunks: list[ChunkEvidence],
     ) -> dict[int, list[PassageMatch]]:
         """The best passages of every chunk worth judging: those sharing words, and the cited ones.
 
@@ -429,7 +434,7 @@ class OfflineChecker:
         keep = max(self.config.negation_passages, self.config.semantic_candidates)
         cited = {n - 1 for n in claim.citations if 1 <= n <= len(chunks)}
         return {
-            chunk.index: rank_passages(analysis, chunk, keep, subject)
+            chunk.index: rank_passages(analysis, chunk, keep, subject, speaker)
             for chunk in chunks
             if chunk.index in cited or mentions_anything(analysis, chunk)
         }
