@@ -30,6 +30,7 @@ from services.validation.refusals import is_refusal
 from services.validation.stopping import StopSignal
 from services.validation.subjects import speaker_terms, subject_terms
 from services.validation.support import ChunkVerdict, judge_claim, wants_similarity
+from services.validation.word_vectors import word_vector
 
 # Texts embedded per model call by a check, with a stop check between calls: a check embeds up
 # to every sentence of its context, thousands on a long one. 32 texts took about 1.5 s of model
@@ -313,8 +314,10 @@ class OfflineChecker:
 
     async def warm_up(self) -> None:
         """One small check: loads the embedding model and every analyser a first check would wait
-        for (over 12 s in a fresh process, past the agent's validation deadline)."""
+        for (over 12 s in a fresh process, past the agent's validation deadline), and the word
+        vectors the claim model of longer answers reads (20 ms)."""
         await asyncio.to_thread(self._embed, ["A lidar measures distance."])
+        await asyncio.to_thread(word_vector, "lidar")
         context = [ContextChunk("1", "A lidar measures distance by timing laser pulses.", "")]
         await self.check("What does a lidar measure?", "A lidar measures distance [1].", context, [], None)
 
