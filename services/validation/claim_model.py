@@ -4,9 +4,10 @@ Paraphrase is what separates a longer answer from a quote, so word counts alone 
 hand-set allowances on unsupported words fitted the HaluEval summaries they were tuned on (0.82
 balanced accuracy) and fell to 0.77 on later records. No natural-language-inference model ships
 its weights in a package here, so the signal is ours: a logistic model over the evidence the
-checker already gathers (words of the claim absent from the chunk or outside its best passage,
-adjacent word pairs not stated together, missing numbers, names and negations, and the first
-three again scaled by the claim's length), trained by `bench/train_claim_model.py` on one half of the HaluEval summarization
+checker already gathers (words of the claim absent from the chunk, weighed by how far each is
+from the chunk's nearest word, or outside its best passage, adjacent word pairs not stated
+together, missing numbers, names and negations, and the first three again scaled by the claim's
+length), trained by `bench/train_claim_model.py` on one half of the HaluEval summarization
 dev split and reported on the other.
 
 It is trained as a noisy AND: an answer is grounded when all its claims are, so the model's
@@ -17,7 +18,8 @@ under exp(−budget)", and a sentence that would pass alone can still fail besid
 
 Embedding similarity is not a feature: given the word evidence it took a negative weight
 (HaluEval's fabricated sentences are fluent paraphrases of their article), and leaving it out
-spares longer answers the embedding model altogether.
+spares longer answers the embedding model altogether: novel_distance reads the model's input word
+vectors from its weights file, and never runs it.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ if TYPE_CHECKING:
 MODEL_PATH = Path(__file__).with_name("claim_model.json")
 
 FEATURES = (
-    "novel",  # content words of the claim absent from the chunk
+    # content words of the claim absent from the chunk, each weighed by its distance to the
+    # chunk's nearest word (services.validation.word_vectors): a synonym is little evidence
+    "novel_distance",
     "outside",  # ... in the chunk, but not in the claim's best passage
     "missing_pairs",  # adjacent content-word pairs not stated together there
     "missing_numbers",  # numbers and dates the chunk never states
@@ -47,7 +51,7 @@ FEATURES = (
     "unmatched_negations",  # negations absent from the best passages
     # The same gaps weigh more in a longer claim (log of 1 + its content words): fabricated
     # sentences are long compounds. A product, so that a quote of any length has no doubt.
-    "novel_x_length",
+    "novel_distance_x_length",
     "outside_x_length",
     "missing_pairs_x_length",
 )
@@ -56,7 +60,7 @@ FEATURES = (
 def claim_features(claim: Analysis, evidence: LexicalEvidence) -> np.ndarray:
     """The claim's evidence against one chunk, in the order of FEATURES: all 0 for a quote."""
     match, failures = evidence.match, evidence.hard_checks
-    gaps = [len(match.novel_terms), len(match.outside_terms), len(match.missing_bigrams)]
+    gaps = [evidence.novel_distance(claim), len(match.outside_terms), len(match.missing_bigrams)]
     length = math.log1p(len(claim.term_set))
     return np.array(
         [

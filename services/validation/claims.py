@@ -31,6 +31,10 @@ PUNCTUATION = frozenset(".,;:!?")
 CLAUSE_JOIN_RE = re.compile(
     r"(?<!\s)\s*;\s+|(?:,|(?<![\s,]))\s+and\s+|,\s+(?:while|whereas)\s+|(?<=\w):\s+(?=[A-Z])"
 )  # space runs from their start
+# A closing quotation mark, then spaces and a capital: where a run-on line may start anew.
+QUOTE_RUN_ON_RE = re.compile(r'["”](?=\s+[A-Z])\s+')
+# How far back a nickname's opening quotation mark is looked for.
+MAX_QUOTE_CHARS = 60
 # Finite verbs and auxiliaries: a clause after "and" that has one early asserts a fact of its own.
 VERB_WORDS = word_list("clause_verbs")
 SUBJECT_WORDS = word_list("clause_subjects")
@@ -118,7 +122,8 @@ def split_claims(answer: str, min_clause_words: int = 3) -> list[Claim]:
     markers = find_citations(answer)
     marker_starts = [marker.start for marker in markers]
     claims = []
-    for sentence_index, (sentence_start, sentence_end) in enumerate(sentence_spans(answer)):
+    spans = [piece for span in sentence_spans(answer) for piece in _run_on_spans(answer, *span)]
+    for sentence_index, (sentence_start, sentence_end) in enumerate(spans):
         sentence = strip_citations(answer[sentence_start:sentence_end])
         if not tokens(sentence) or sentence.endswith("?"):
             continue
@@ -129,6 +134,41 @@ def split_claims(answer: str, min_clause_words: int = 3) -> list[Claim]:
             text = strip_citations(answer[start:end])
             claims.append(Claim(text, start, end, sentence_index, own or trailing))
     return claims
+
+
+def _run_on_spans(answer: str, start: int, end: int) -> list[tuple[int, int]]:
+    """A sentence cut where a quotation closes one statement and the next begins with no stop
+    between them, as news highlights run their lines together ('... was "deeply flawed" Danny
+    Cevallos says ...'). Only when the part before has a verb and the part after starts a
+    statement: 'The "Publisher" Node sends ...' is one sentence. The words are found once, as
+    in _clause_spans, so that a sentence of many quotations is not read again at each."""
+    sentence = answer[start:end]
+    words = _words(sentence)
+    word_starts = [offset for offset, _ in words]
+    verbs_before = list(itertools.accumulate((_has_verb([word]) for _, word in words), initial=0))
+    pieces = []
+    piece_start = quotes_seen = counted_to = 0
+    for boundary in QUOTE_RUN_ON_RE.finditer(sentence):
+        quotes_seen += sentence.count('"', counted_to, boundary.end())
+        counted_to = boundary.end()
+        if (sentence[boundary.start()] == '"' and quotes_seen % 2) or _nicknames(sentence, boundary.start()):
+            continue  # an opening quote, or 'Emrich "Imi" Lichtenfeld'
+        first, after = (bisect_left(word_starts, i) for i in (piece_start, boundary.end()))
+        right = [word for _, word in words[after : after + WORDS_BEFORE_CLAUSE_VERB]]
+        if verbs_before[after] > verbs_before[first] and _starts_statement(right):
+            pieces.append((piece_start, boundary.start() + 1))
+            piece_start = boundary.end()
+    pieces.append((piece_start, len(sentence)))
+    return [(start + a, start + b) for a, b in pieces]
+
+
+def _nicknames(sentence: str, closing: int) -> bool:
+    """Whether the short quotation closing at `closing` follows a capitalised word, as a nickname
+    or a name's title does ('Emrich "Imi" Lichtenfeld'). Only the last MAX_QUOTE_CHARS are read."""
+    window = sentence[max(0, closing - MAX_QUOTE_CHARS) : closing]
+    opening = max(window.rfind('"'), window.rfind("“"))
+    before = window[:opening].split()[-1:] if opening > 0 else []
+    return bool(before) and before[0][:1].isupper()
 
 
 def _trailing_markers(

@@ -26,12 +26,15 @@ import heapq
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
+
 from services.common.text.display import display_text
 from services.common.text.lists import read_list
 from services.common.text.steps import step_readings
 from services.common.text.tables import table_rows
 from services.common.text.units import UnitKind, sentence_units
 from services.common.text.words import Analysis, capitalised_words, is_content_word, stem
+from services.validation.word_vectors import distances, unit_vectors
 
 PARAPHRASE_WORDS = frozenset(stem(word) for word in read_list(__package__, "wordlists/paraphrase_words.txt"))
 FILLER_WORDS = frozenset(stem(word) for word in read_list(__package__, "wordlists/filler_words.txt"))
@@ -90,6 +93,15 @@ class ChunkEvidence:
         self.sentences = [sentence.shown for sentence in self._read]
         self._window_sentences = window_sentences
         self._phrase_gap = phrase_gap
+
+    def distance_of(self, words: list[str]) -> float:
+        """How far the words are from the chunk's own: for each, 1 less its cosine with the
+        chunk's nearest content word (services.validation.word_vectors), summed."""
+        return sum(distances(words, self._word_vectors))
+
+    @cached_property
+    def _word_vectors(self) -> np.ndarray:
+        return unit_vectors(sorted({word for word in self.analysis.words if is_content_word(word)}))
 
     @cached_property
     def passages(self) -> list[Passage]:
@@ -183,7 +195,8 @@ class ClaimTerms:
     @classmethod
     def against(cls, claim: Analysis, chunk: Analysis, named: frozenset[str] = frozenset()) -> ClaimTerms:
         """The claim's terms that the chunk must hold: not the common words a paraphrase adds,
-        nor `named`, the names the chunk's page gives it (page_names)."""
+        nor `named`, names the chunk need not state (page_names: those its page gives it;
+        speaker_terms: whoever the claim is attributed to)."""
         implicit = (((PARAPHRASE_WORDS & claim.term_set) | named) - chunk.term_set) | FILLER_WORDS
         return cls(tuple(term for term in claim.terms if term not in implicit))
 
@@ -216,15 +229,20 @@ class PassageMatch:
 
 
 def rank_passages(
-    claim: Analysis, chunk: ChunkEvidence, keep: int | None = None, subject: frozenset[str] = frozenset()
+    claim: Analysis,
+    chunk: ChunkEvidence,
+    keep: int | None = None,
+    subject: frozenset[str] = frozenset(),
+    speaker: frozenset[str] = frozenset(),
 ) -> list[PassageMatch]:
     """The chunk's passages (the `keep` best of them), best coverage first; among equals the
     shorter passage wins. Keeping only the few that are used bounds the memory of a check: every
     passage of a 20,000-character chunk, for each of hundreds of claims, took gigabytes.
 
     Passages naming the claim's subject (see services.validation.subjects) come first: the claim
-    is judged against what the chunk says of its subject, not against words said of another."""
-    stated = ClaimTerms.against(claim, chunk.analysis, page_names(claim, chunk))
+    is judged against what the chunk says of its subject, not against words said of another.
+    The words of its `speaker` (services.validation.subjects.speaker_terms) the chunk need not state."""
+    stated = ClaimTerms.against(claim, chunk.analysis, page_names(claim, chunk) | speaker)
     novel = stated.term_set - chunk.analysis.term_set
     matches = (
         PassageMatch(

@@ -28,8 +28,9 @@ from services.validation.grounding_config import GroundingConfig
 from services.validation.lexical import LexicalEvidence, has_checkable_content, lexical_evidence
 from services.validation.refusals import is_refusal
 from services.validation.stopping import StopSignal
-from services.validation.subjects import subject_terms
+from services.validation.subjects import speaker_terms, subject_terms
 from services.validation.support import ChunkVerdict, judge_claim, wants_similarity
+from services.validation.word_vectors import word_vector
 
 # Texts embedded per model call by a check, with a stop check between calls: a check embeds up
 # to every sentence of its context, thousands on a long one. 32 texts took about 1.5 s of model
@@ -313,8 +314,10 @@ class OfflineChecker:
 
     async def warm_up(self) -> None:
         """One small check: loads the embedding model and every analyser a first check would wait
-        for (over 12 s in a fresh process, past the agent's validation deadline)."""
+        for (over 12 s in a fresh process, past the agent's validation deadline), and the word
+        vectors the claim model of longer answers reads (20 ms)."""
         await asyncio.to_thread(self._embed, ["A lidar measures distance."])
+        await asyncio.to_thread(word_vector, "lidar")
         context = [ContextChunk("1", "A lidar measures distance by timing laser pulses.", "")]
         await self.check("What does a lidar measure?", "A lidar measures distance [1].", context, [], None)
 
@@ -379,7 +382,7 @@ class OfflineChecker:
         rankings = []
         for claim, analysis, subject in zip(claims, analyses, subjects, strict=True):
             stop.check()
-            rankings.append(self._rank(claim, analysis, subject, chunks))
+            rankings.append(self._rank(claim, analysis, subject, speaker_terms(analysis), chunks))
         evidence = {
             (i, j): lexical_evidence(
                 analyses[i], chunks[j], matches, self.config, subjects[i], context_numbers
@@ -420,7 +423,12 @@ class OfflineChecker:
         return assessments if model is None else _within_budget(assessments, model.doubt_budget)
 
     def _rank(
-        self, claim: Claim, analysis: Analysis, subject: frozenset[str], chunks: list[ChunkEvidence]
+        self,
+        claim: Claim,
+        analysis: Analysis,
+        subject: frozenset[str],
+        speaker: frozenset[str],
+        chunks: list[ChunkEvidence],
     ) -> dict[int, list[PassageMatch]]:
         """The best passages of every chunk worth judging: those sharing words, and the cited ones.
 
@@ -429,7 +437,7 @@ class OfflineChecker:
         keep = max(self.config.negation_passages, self.config.semantic_candidates)
         cited = {n - 1 for n in claim.citations if 1 <= n <= len(chunks)}
         return {
-            chunk.index: rank_passages(analysis, chunk, keep, subject)
+            chunk.index: rank_passages(analysis, chunk, keep, subject, speaker)
             for chunk in chunks
             if chunk.index in cited or mentions_anything(analysis, chunk)
         }

@@ -3,7 +3,7 @@ regimes of services.validation.support judge, and the claim model's features are
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from services.common.text.words import Analysis, capitalised_words
 from services.validation.checks import HardCheckFailures, hard_check_failures
@@ -20,6 +20,13 @@ class LexicalEvidence:
     hard_checks: HardCheckFailures
     unsupported_mass: float  # words absent from the chunk, plus a fraction of those outside the passage
     coverage: float
+    chunk: ChunkEvidence = field(repr=False, compare=False)
+
+    def novel_distance(self, claim: Analysis) -> float:
+        """The claim's words the chunk never states, each weighed by how far it is from the
+        chunk's nearest word: a synonym ("struck" for "hit") weighs less than a new fact."""
+        written = claim.written_forms
+        return self.chunk.distance_of([written[term] for term in sorted(self.match.novel_terms)])
 
     @property
     def failures(self) -> list[str]:
@@ -54,4 +61,4 @@ def lexical_evidence(
     )
     mass = len(match.novel_terms) + config.outside_passage_weight * len(match.outside_terms)
     coverage = max(0.0, 1.0 - mass / len(claim.term_set)) if claim.term_set else 1.0
-    return LexicalEvidence(chunk.index, match, hard_checks, mass, coverage)
+    return LexicalEvidence(chunk.index, match, hard_checks, mass, coverage, chunk)

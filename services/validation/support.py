@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from services.common.text.words import Analysis, is_content_word, stem
+from services.common.text.words import Analysis
 from services.validation.claim_model import ClaimModel, claim_features
 from services.validation.evidence import PassageMatch
 from services.validation.grounding_config import GroundingConfig
@@ -99,7 +99,7 @@ def describe_gap(claim: Analysis, evidence: LexicalEvidence) -> str:
 
 
 def _describe_gap(claim: Analysis, match: PassageMatch) -> str:
-    written = _written_forms(claim)
+    written = claim.written_forms
     if match.novel_terms:
         words = sorted(match.novel_terms, key=claim.terms.index)
         return "not in context: " + ", ".join(written[term] for term in words[:5])
@@ -110,12 +110,3 @@ def _describe_gap(claim: Analysis, match: PassageMatch) -> str:
         first, second = min(match.missing_bigrams, key=lambda pair: claim.terms.index(pair[0]))
         return f"'{written[first]} {written[second]}' not stated together in context"
     return "not supported closely enough"
-
-
-def _written_forms(claim: Analysis) -> dict[str, str]:
-    """Stem -> the word as the claim wrote it, for readable reasons."""
-    forms: dict[str, str] = {}
-    for word in claim.words:
-        if is_content_word(word):
-            forms.setdefault(stem(word), word)
-    return forms

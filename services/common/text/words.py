@@ -124,6 +124,16 @@ class Analysis:
         return frozenset(self.terms)
 
     @cached_property
+    def written_forms(self) -> dict[str, str]:
+        """Term -> the content word as first written here, for readable reasons and for the
+        words' own vectors (a stem is no word)."""
+        forms: dict[str, str] = {}
+        for word in self.words:
+            if is_content_word(word):
+                forms.setdefault(stem(word), word)
+        return forms
+
+    @cached_property
     def bigrams(self) -> frozenset[tuple[str, str]]:
         """Adjacent content words ("grand slam", "head office"): they catch recombined facts."""
         return frozenset(zip(self.terms, self.terms[1:], strict=False))
@@ -210,10 +220,12 @@ def capitalised_words(text: str) -> list[tuple[str, int]]:
 _NAME = r"[A-Z][\w'’.-]*"
 _NAMES = rf"{_NAME}(?:\s+(?:and\s+|&\s+)?{_NAME}){{0,4}}"
 _SAYS = r"(?:says?|said|writes|wrote|argues|asks|notes)"
-# Who is speaking rather than what is said: a leading "Frida Ghitis:" label, a closing ", says
-# Stefan Wolff." or "Zelizer says." An opinion piece's author is in its byline, not its body.
+# Who is speaking rather than what is said: a leading "Frida Ghitis:" label or "Frida Ghitis says
+# ...", a closing ", says Stefan Wolff." or "Zelizer says." An opinion piece's author is in its
+# byline, not its body.
 ATTRIBUTION_RE = re.compile(
     rf"^\W*(?P<label>{_NAMES})\s*:\s"
+    rf"|^\W*(?P<lead>{_NAMES})\s+{_SAYS}\s"
     rf"|(?:,|(?<![\s,]))\s+{_SAYS}\s+(?P<after>{_NAMES})\W*$"  # from a space run's start: linear
     rf"|(?:^|,\s*)(?P<before>{_NAMES})\s+{_SAYS}\W*$"
 )
@@ -224,5 +236,5 @@ def attribution_span(text: str) -> tuple[int, int] | None:
     match = ATTRIBUTION_RE.search(text)
     if not match:
         return None
-    group = next(name for name in ("label", "after", "before") if match.group(name))
+    group = next(name for name in ("label", "lead", "after", "before") if match.group(name))
     return match.span(group)

@@ -8,6 +8,7 @@ from services.common.text.words import Analysis
 from services.validation.checks import missing_names, missing_numbers, unmatched_negations
 from services.validation.evidence import ChunkEvidence, rank_passages
 from services.validation.grounding import ContextChunk
+from services.validation.subjects import speaker_terms
 
 CONTEXT = (
     "Arthur's Magazine (1844–1846) was an American literary periodical published in Philadelphia. "
@@ -50,10 +51,37 @@ def test_numbers_and_dates_must_be_stated(claim, missing):
         ("The magazine was based in Philadelphia, says Stefan Wolff.", []),
         ("It was based in Philadelphia, Wolff says.", []),
         ("Wolff says the magazine was based in Mumbai.", ["Mumbai"]),
+        ("Stefan Wolff argues the magazine was based in Mumbai.", ["Mumbai"]),
     ],
 )
 def test_capitalised_names_must_be_mentioned(claim, missing):
     assert missing_names(Analysis(claim), chunk()) == missing
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Salil Shetty: the periodical was published in Philadelphia.",
+        "Salil Shetty says the periodical was published in Philadelphia.",
+        "The periodical was published in Philadelphia, says Salil Shetty.",
+        "Salil Shetty argues the periodical was published in Philadelphia.",
+    ],
+)
+def test_the_speaker_is_no_word_the_context_must_state(claim):
+    """A summary names an opinion piece's author, who is in its byline, not its body."""
+    analysis = Analysis(claim)
+    assert rank_passages(analysis, chunk(), speaker=speaker_terms(analysis))[0].phrase_supported
+
+
+def test_a_label_followed_by_no_statement_is_what_the_claim_is_about_not_its_speaker():
+    claim = Analysis("Prismatic: literary periodical in Philadelphia.")
+    assert speaker_terms(claim) == frozenset()
+    assert not rank_passages(claim, chunk(), speaker=speaker_terms(claim))[0].phrase_supported
+
+
+def test_a_speaker_the_context_names_is_checked_like_any_word():
+    claim = Analysis("Edgar Allan Poe says the periodical was published in Philadelphia.")
+    assert not rank_passages(claim, chunk(), speaker=speaker_terms(claim))[0].phrase_supported
 
 
 @pytest.mark.parametrize(

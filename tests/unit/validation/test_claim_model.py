@@ -22,7 +22,8 @@ CONTEXT = [
     ContextChunk("harbour", "Fishing boats still land herring there."),
 ]
 # One more word than its chunk says, each: a paraphrase alone, too much doubt together under a
-# model where a word costs 0.62 and the budget is 1.
+# model where a word costs up to 0.62 (0.55 and 0.53 here: no word of their chunks is near
+# "famous" or "fresh") and the budget is 1.
 ONE_WORD_OFF = (
     "The Hook Head lighthouse was built in 1902 by the famous Irish Lights board.",
     "Fishing boats still land fresh herring there.",
@@ -30,7 +31,7 @@ ONE_WORD_OFF = (
 
 
 def one_word_model() -> ClaimModel:
-    weights = tuple(-1.0 if name == "novel" else 0.0 for name in FEATURES)
+    weights = tuple(-1.0 if name == "novel_distance" else 0.0 for name in FEATURES)
     ones = (1.0,) * len(FEATURES)
     return ClaimModel(FEATURES, (0.0,) * len(FEATURES), ones, weights, 0.0, 1.0)
 

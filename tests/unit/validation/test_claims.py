@@ -139,3 +139,25 @@ def test_a_lead_in_and_what_it_announces_are_separate_claims():
     assert texts("Operating System: Linux-based systems [1].") == ["Operating System: Linux-based systems."]
     assert len(texts("The meeting in the hall starts at 10:30 sharp.")) == 1
     assert len(texts("Nearby, the book covers: Lighthouse > History [1], Lighthouse > Keepers [2].")) == 1
+
+
+def test_a_quotation_running_into_the_next_statement_ends_a_sentence():
+    """News highlights run their lines together after a quotation: two sentences, so a summary
+    of them is judged as a longer answer, each line against its own passage."""
+    answer = 'A review found the article "deeply flawed" Danny Cevallos says the case is weak [1].'
+    claims = split_claims(answer)
+    assert [claim.text for claim in claims] == [
+        'A review found the article "deeply flawed"',
+        "Danny Cevallos says the case is weak.",
+    ]
+    assert [claim.sentence for claim in claims] == [0, 1]
+    assert claims[1].citations == [1]
+
+
+def test_a_quoted_name_before_a_capitalised_word_is_no_sentence_end():
+    for answer in (
+        'The "Publisher" Node sends messages.',
+        'He named it "Atlas" Robotics, not "Atlas".',
+        'Krav Maga was created by Emrich "Imi" Lichtenfeld, who was known as Imi Sde-Or.',
+    ):
+        assert [claim.text for claim in split_claims(answer)] == [answer]
