@@ -47,6 +47,7 @@ from openai.types.responses import ResponseCompletedEvent, ResponseFunctionToolC
 from openai.types.responses.response_prompt_param import ResponsePromptParam
 
 from services.agent.admission import Admission
+from services.agent.config import ANSWER_CONTEXT_CHARS
 from services.agent.extractive import (
     ExtractiveAnswerer,
     Pick,
@@ -67,11 +68,9 @@ from services.common.text.words import Analysis, is_content_word, stem
 
 log = get_logger("glossator.agent.llm")
 
-# Characters an answer turn shows the model: of each passage (its best section, around its best
-# sentence), and in all (the extractive answer quotes 1-3 sentences, or a list). A short prompt is
-# read faster: 8 sentences of about 130 characters were shown before.
+# Characters an answer turn shows the model of each passage (its best section, around its best
+# sentence), at least; in all it is shown settings.llm_context_chars (ANSWER_CONTEXT_CHARS).
 PASSAGE_CHARS = 500
-ANSWER_CHARS = 1200
 # A model's search query is a few keywords: a longer one is an answer written from memory (an
 # invented IMU spec, 512 tokens of it), and its words would steer the search.
 MAX_MODEL_QUERY_WORDS = 16
@@ -104,6 +103,7 @@ class GuidedModel(Model):
         run: AskContext | None = None,
         traits: EndpointTraits | None = None,
         extractive: ExtractiveAnswerer | None = None,
+        context_chars: int = ANSWER_CONTEXT_CHARS,
     ) -> None:
         self.inner = inner
         self.name = name
@@ -113,6 +113,7 @@ class GuidedModel(Model):
         self._run = run
         self._traits = traits or EndpointTraits()
         self._extractive = extractive
+        self.context_chars = context_chars
 
     def for_run(self, context: AskContext) -> GuidedModel:
         """This model for one run: its resolved query, the passages its searches keep, its deadline."""
@@ -125,6 +126,7 @@ class GuidedModel(Model):
             run=context,
             traits=self._traits,
             extractive=self._extractive,
+            context_chars=self.context_chars,
         )
 
     @contextlib.asynccontextmanager
@@ -183,7 +185,7 @@ class GuidedModel(Model):
                 framing = answer_prompt(question)
                 system_instructions = framing.instructions
                 found = list(self._run.passages.values()) if self._run is not None else []
-                passages = focused(found, picks=await self._picks(question, found))
+                passages = focused(found, self.context_chars, await self._picks(question, found))
                 searched = self._run is not None and self._run.searched
                 items = answer_input(
                     items, passages, search_failed=bool(outputs) and not searched, prompt=framing
@@ -308,12 +310,12 @@ def _call_arguments(output: list[Any], tool_names: list[str]) -> dict[str, Any]:
 
 
 def focused(
-    found: Iterable[Passage], budget: int = ANSWER_CHARS, picks: Sequence[Pick] = ()
+    found: Iterable[Passage], budget: int = ANSWER_CONTEXT_CHARS, picks: Sequence[Pick] = ()
 ) -> list[tuple[int, str]]:
     """The passages as the model is shown them: each as its place in the book, then the section
     of it that holds its best sentence (and those of the answerer's other picks from it), as
-    contiguous sentences around that one (at most
-    PASSAGE_CHARS), as a reader sees them (Markdown rendered, a list item closed by a period, a
+    contiguous sentences around that one (at most a third of the budget, PASSAGE_CHARS at
+    least), as a reader sees them (Markdown rendered, a list item closed by a period, a
     list under its lead-in), until `budget` characters are shown. The best sentence of a passage
     is the first of `picks` (the extractive answerer's choice: it ranks by what the question asks
     for, not by similarity alone) from it, else the one Search scored most similar to the
@@ -329,7 +331,7 @@ def focused(
     chosen: dict[int, list[str]] = {}
     for pick in picks:
         chosen.setdefault(pick.number, []).append(pick.sentence)
-    limit = min(PASSAGE_CHARS, budget)
+    limit = min(max(PASSAGE_CHARS, budget // 3), budget)
     sections = {p.number: _best_section(p, limit, chosen.get(p.number, [])) for p in passages}
     first = [n for n in chosen if sections.get(n, (0.0, ""))[1]]
     rest = sorted((n for n in sections if n not in first), key=lambda n: -sections[n][0])

@@ -119,6 +119,7 @@ def llm_model(settings: AgentSettings, extractive: ExtractiveAnswerer | None = N
         model_searches=settings.llm_model_searches,
         calls=Admission(settings.llm_max_concurrent_calls, jobs="model calls", in_flight=LLM_CALLS_IN_FLIGHT),
         extractive=extractive,
+        context_chars=settings.llm_context_chars,
     )
 
 

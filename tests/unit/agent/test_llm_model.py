@@ -516,6 +516,20 @@ def test_an_answer_turn_shows_each_passage_as_its_place_and_its_best_section():
     assert focused(scored(passages, {})) == passages, "unscored passages are shown whole"
 
 
+def test_a_larger_context_shows_more_of_each_passage_section():
+    steps = " ".join(f"Step {n} of the setup configures part {n} of the robot." for n in range(1, 41))
+    text = f"## Setup\n{steps}"
+    similarity = {"Step 20 of the setup configures part 20 of the robot.": 0.9}
+    small, large = (focused(scored([(1, text)], similarity), budget=b)[0][1] for b in (1200, 3000))
+    assert len(small) <= 500 + len("(Book > Setup) ") < len(large) <= 1000 + len("(Book > Setup) ")
+    assert "Step 20 " in small and large.count("Step ") > small.count("Step ")
+
+
+def test_the_context_setting_reaches_the_answer_turn():
+    assert make_model(llm_settings("http://127.0.0.1:9/v1", llm_context_chars=1200))[0].context_chars == 1200
+    assert make_model(llm_settings("http://127.0.0.1:9/v1"))[0].context_chars == 3000
+
+
 def test_a_list_is_shown_to_the_model_under_what_it_is_a_list_of():
     text = (
         "#### Publisher-Subscriber (Topics)\n- Asynchronous, many-to-many communication\n"
