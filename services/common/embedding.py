@@ -139,14 +139,19 @@ def _verified_export(runtime: Runtime, model_dir: Path | None) -> model_files.Ex
     return model_files.ensure_exported(variant, model_dir or model_files.default_cache_dir())
 
 
+def configured_export() -> model_files.ExportedModel:
+    """The verified export of the configured runtime (GLOSSATOR_EMBEDDING_*): its tokenizer and
+    word vectors serve whoever needs them without running the model."""
+    settings = EmbeddingSettings()
+    return _verified_export(settings.runtime, settings.model_dir)
+
+
 @cache
 def _counting_tokenizer():
     """The tokenizer of the configured runtime's verified export (the image holds no other)."""
     from tokenizers import Tokenizer
 
-    settings = EmbeddingSettings()
-    exported = _verified_export(settings.runtime, settings.model_dir)
-    tokenizer = Tokenizer.from_file(str(exported.tokenizer_path))
+    tokenizer = Tokenizer.from_file(str(configured_export().tokenizer_path))
     tokenizer.no_truncation()
     tokenizer.no_padding()
     return tokenizer

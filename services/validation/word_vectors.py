@@ -8,44 +8,31 @@ its 30,522 word pieces are "strikes", "hit" and "smacked", those of "departing" 
 "leaving". A word's vector is the mean of its pieces' vectors, as the tokenizer cuts it; a claim
 word's distance is 1 less its cosine with the nearest content word of the chunk.
 
-The vectors are read from the packaged weights (services.common.model_files) by memory map, one
-row at a time: no model is loaded, and a check stays a few milliseconds.
+The vectors are the model's export's (services.common.model_files: written from the packaged
+weights, as the image bakes it), read by memory map: no model is loaded, and a check stays a few
+milliseconds.
 """
 
 from __future__ import annotations
 
-import json
-import struct
 from functools import cache, lru_cache
-from pathlib import Path
 
 import numpy as np
 
-from services.common.model_files import packaged_model_dir
-
-WEIGHTS_FILE = "model.safetensors"
-WORD_EMBEDDINGS = "embeddings.word_embeddings.weight"
-_DTYPES = {"F32": np.float32, "F16": np.float16}
+from services.common.embedding import configured_export
 
 
 @cache
 def _embedding_rows() -> np.ndarray:
-    """The word-piece embedding matrix, memory-mapped from the safetensors file (an 8-byte header
-    length, a JSON header of offsets, then the raw tensors)."""
-    path = packaged_model_dir() / WEIGHTS_FILE
-    with Path(path).open("rb") as weights:
-        (header_size,) = struct.unpack("<Q", weights.read(8))
-        entry = json.loads(weights.read(header_size))[WORD_EMBEDDINGS]
-    start, end = entry["data_offsets"]
-    rows = np.memmap(path, dtype=_DTYPES[entry["dtype"]], mode="r", offset=8 + header_size + start)
-    return rows[: (end - start) // rows.itemsize].reshape(entry["shape"])
+    """The word-piece embedding matrix, memory-mapped."""
+    return np.load(configured_export().word_vectors_path, mmap_mode="r")
 
 
 @cache
 def _tokenizer():
     from tokenizers import Tokenizer
 
-    tokenizer = Tokenizer.from_file(str(packaged_model_dir() / "tokenizer.json"))
+    tokenizer = Tokenizer.from_file(str(configured_export().tokenizer_path))
     tokenizer.no_padding()  # the package's file pads every text to 128 pieces
     tokenizer.no_truncation()
     return tokenizer

@@ -124,6 +124,19 @@ def test_export_is_deterministic_and_verified_by_its_manifest(tmp_path, exported
     )
 
 
+def test_the_export_carries_the_word_vectors_the_validator_reads_without_the_weights(tmp_path):
+    # The image uninstalls the weights package after exporting: the validator's word distances
+    # (services/validation/word_vectors.py) must come from the export folder.
+    from safetensors.numpy import load_file
+
+    vectors = np.load(_export(tmp_path).word_vectors_path, mmap_mode="r")
+    weights = load_file(str(model_files.packaged_model_dir() / "model.safetensors"))
+    assert np.array_equal(vectors, weights["embeddings.word_embeddings.weight"])
+    assert set(json.loads((tmp_path / "int8" / model_files.MANIFEST_FILE).read_text())["files"]) == set(
+        model_files.EXPORTED_FILES
+    )
+
+
 @pytest.mark.parametrize(
     "damage",
     [
