@@ -147,8 +147,9 @@ def configured_export() -> model_files.ExportedModel:
 
 
 @cache
-def _counting_tokenizer():
-    """The tokenizer of the configured runtime's verified export (the image holds no other)."""
+def export_tokenizer():
+    """The tokenizer of the configured runtime's verified export (the image holds no other), with
+    neither padding nor truncation: it counts chunk tokens and cuts words into their pieces."""
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(configured_export().tokenizer_path))
@@ -159,7 +160,7 @@ def _counting_tokenizer():
 
 def count_tokens(text: str) -> int:
     """The model's tokens in `text`, specials left out: what chunk budgets are counted in."""
-    return len(_counting_tokenizer().encode(text, add_special_tokens=False).ids)
+    return len(export_tokenizer().encode(text, add_special_tokens=False).ids)
 
 
 def _onnx_encoder(runtime: Runtime, settings: EmbeddingSettings) -> Embed:

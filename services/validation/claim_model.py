@@ -19,7 +19,7 @@ under exp(−budget)", and a sentence that would pass alone can still fail besid
 Embedding similarity is not a feature: given the word evidence it took a negative weight
 (HaluEval's fabricated sentences are fluent paraphrases of their article), and leaving it out
 spares longer answers the embedding model altogether: novel_distance reads the model's input word
-vectors from its weights file, and never runs it.
+vectors from its export folder, and never runs it.
 """
 
 from __future__ import annotations

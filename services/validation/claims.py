@@ -213,7 +213,10 @@ def _clause_spans(answer: str, start: int, end: int, min_words: int) -> list[tup
         if (
             ";" in join.group()
             or _contrasts(join.group())
-            or (join.group().startswith(":") and _leads_in(sentence[piece_start : join.start()], states))
+            or (
+                join.group().startswith(":")
+                and _leads_in(sentence[piece_start : join.start()], last - first, states)
+            )
             or (states and _starts_statement(right))
         ):
             pieces.append((piece_start, join.start()))
@@ -222,12 +225,11 @@ def _clause_spans(answer: str, start: int, end: int, min_words: int) -> list[tup
     return [(start + a, start + b) for a, b in pieces]
 
 
-def _leads_in(before: str, states: bool) -> bool:
-    """Whether the words before a colon announce what follows: a statement or a clause of
+def _leads_in(before: str, words: int, states: bool) -> bool:
+    """Whether the `words` words before a colon announce what follows: a statement or a clause of
     LEAD_IN_WORDS, not a label ("**Operating System**:"); a decline naming the sections nearby
     ("Nearby, the book covers: ...") stays whole, as it claims nothing."""
-    long_enough = states or len(_words(before)) >= LEAD_IN_WORDS
-    return long_enough and not is_refusal(before)
+    return (states or words >= LEAD_IN_WORDS) and not is_refusal(before)
 
 
 def _contrasts(join: str) -> bool:

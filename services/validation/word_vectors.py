@@ -19,7 +19,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from services.common.embedding import configured_export
+from services.common.embedding import configured_export, export_tokenizer
 
 
 @cache
@@ -28,20 +28,10 @@ def _embedding_rows() -> np.ndarray:
     return np.load(configured_export().word_vectors_path, mmap_mode="r")
 
 
-@cache
-def _tokenizer():
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(str(configured_export().tokenizer_path))
-    tokenizer.no_padding()  # the package's file pads every text to 128 pieces
-    tokenizer.no_truncation()
-    return tokenizer
-
-
 @lru_cache(maxsize=1 << 16)
 def word_vector(word: str) -> np.ndarray:
     """The word's unit vector: the mean of its word pieces' input embeddings."""
-    ids = _tokenizer().encode(word, add_special_tokens=False).ids
+    ids = export_tokenizer().encode(word, add_special_tokens=False).ids
     vector = np.asarray(_embedding_rows()[ids], dtype=np.float32).mean(axis=0)
     return vector / max(float(np.linalg.norm(vector)), 1e-9)
 
