@@ -98,6 +98,9 @@ def make_channel(
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.max_receive_message_length", max_message_bytes),
         ("grpc.max_send_message_length", max_message_bytes),
+        # Its own connections: with grpc's process-wide pool a new channel shares the backoff of
+        # an older channel whose server went away, and fails fast against a restarted one.
+        ("grpc.use_local_subchannel_pool", 1),
     ]
     interceptors = [*client_interceptors(), *(kind(security.token) for kind in _METADATA_INTERCEPTORS)]
     if security.tls is None:
