@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -22,6 +23,14 @@ from services.suite import SuiteSettings, build_suite
 from services.validation.config import ValidationSettings
 
 EVAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "eval"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A run started in the background (`make test &`, nohup) inherits SIGINT ignored, and so would
+    every CLI a test starts and presses Ctrl-C on: this process takes SIGINT back, and the
+    programs it starts see it at its default."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @dataclass
