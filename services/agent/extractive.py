@@ -153,7 +153,11 @@ _PROBLEM_RE = re.compile(r"^(?:the\s+)?(?:issue|problem|symptoms?|error|bug)\s*:
 # Resources" in a book about MCP resources teaches them).
 _META_SECTION_RE = re.compile(
     r"\b(?:objectives?|what you(?:'ll| will) learn|next steps|further reading|see also|related \w+"
-    r"|exercises?|assignments?|your tasks?|try with ai)\b"
+    r"|exercises?|assignments?|your tasks?|try with ai"
+    # ... or what a course's teachers should do with it ("Educational Goals for Instructors",
+    # "Teaching Suggestions", "Common Student Challenges")
+    r"|(?:for|to)\s+(?:instructors?|teachers?|educators?)|instructor(?:'s)?\s+\w+|teaching\s+(?:suggestions?|notes?)"
+    r"|student\s+(?:challenges?|difficulties|misconceptions?))\b"
     r"|^(?:(?:additional|further|more|other|useful|helpful|recommended|external|online|related|key"
     r"|learning|reading|chapter|lesson|course|expected|and)\s+){0,2}"
     r"(?:resources|references|goals|outcomes|connections)(?:\s+and\s+\w+)?\s*:?$",
@@ -419,7 +423,10 @@ def choose_sentences(
     particular = {} if understood.other_words else _rare_names(names, passages, weights)
     if weights.rare_names_near and not _names_near(candidates, best, particular):
         return []
-    if candidates[best].items and weights.whole_lists and not understood.wants_number:
+    # An item that itself names both sides of a comparison ("README vs AGENTS.md: README is for
+    # humans ...") answers it; the items around it are other things.
+    answers_both = _names_sides(candidates[best], understood)
+    if candidates[best].items and weights.whole_lists and not understood.wants_number and not answers_both:
         return _whole_list(candidates[best], whole, weights)
     picks = [best]
     used = len(candidates[best].shown)
@@ -449,6 +456,7 @@ def choose_sentences(
     if (
         weights.whole_lists
         and listed is not None
+        and not answers_both
         and (understood.wants_list or (several and not understood.wants_number))
     ):
         # A question asking for several things, or answered by several items of one list: the
@@ -588,6 +596,12 @@ def _around(candidates: Sequence[_Candidate], index: int) -> Analysis:
         if c.number == chosen.number and c.heading_terms == chosen.heading_terms
     ]
     return Analysis("\n".join(near))
+
+
+def _names_sides(candidate: _Candidate, question: Question) -> bool:
+    """Whether a sentence itself names every side of the question's comparison (its list's label
+    names what the items share: "Joints connect links ..." above "Revolute: ...")."""
+    return bool(question.sides) and all(candidate.analysis.term_set & side for side in question.sides)
 
 
 def _holds_number(sentence: Analysis) -> bool:

@@ -8,6 +8,7 @@ from services.common.text.question import (
     QueryType,
     asks_for_other_words,
     classify_query,
+    compared_sides,
     last_question,
     understand,
     wants_list,
@@ -97,6 +98,24 @@ def test_questions_asking_for_a_number_or_for_several_things(query: str, number:
 )
 def test_a_question_answered_by_a_quantity_alone(query: str, quantity: bool):
     assert wants_quantity(query) is quantity
+
+
+@pytest.mark.parametrize(
+    ("query", "sides"),
+    [
+        ("How does AGENTS.md differ from README.md?", [{"agent"}, {"readm"}]),
+        (
+            "What is the difference between a revolute and a continuous joint in URDF?",
+            [{"revolut"}, {"continuous", "joint"}],
+        ),
+        ("When should I use a metaclass rather than a dataclass?", [{"metaclass"}, {"dataclass"}]),
+        ("How does Podman differ from Docker for running my agent's containers?", [{"podman"}, {"docker"}]),
+        ("How do the coordinate systems of ROS and Unity differ?", []),  # one side names both
+        ("What is a ROS 2 topic?", []),
+    ],
+)
+def test_a_comparison_names_its_two_sides(query: str, sides: list[set[str]]):
+    assert [set(side) for side in compared_sides(query)] == sides
 
 
 def test_a_follow_up_searched_with_the_question_it_follows_asks_what_it_asks():

@@ -124,6 +124,33 @@ def compares(query: str) -> bool:
     return bool(_COMPARES_RE.search(query))
 
 
+_SIDES_RE = re.compile(
+    r"\bdifferences?\s+between\s+(?P<between>.+?)\s+and\s+(?P<and>.+)"
+    r"|(?P<subject>.+?)\s+differs?\s+from\s+(?P<from>.+)"
+    r"|(?P<left>.+?)\s+(?:rather\s+than|instead\s+of|compared?\s+(?:with|to)|versus|vs\.?)\s+(?P<right>.+)",
+    re.IGNORECASE,
+)
+
+# What follows the second side ("... a continuous joint in URDF", "... Docker for running my
+# agent's containers") is the comparison's setting, not the side; "use" frames either side.
+_SIDE_CONTEXT_RE = re.compile(r"\s(?:in|for|on|as|when|within|inside|under|to)\s", re.IGNORECASE)
+_FRAME_TERMS = frozenset({"use"})
+
+
+def compared_sides(query: str) -> tuple[frozenset[str], ...]:
+    """The two things a comparison sets side by side, each as the content words (stemmed) only its
+    side of the question has ("How does AGENTS.md differ from README.md?": agents / readme); empty
+    when the question names no two sides."""
+    found = _SIDES_RE.search(" ".join(query.split()))
+    if not found:
+        return ()
+    first, second = (side for side in found.groups() if side is not None)
+    second = _SIDE_CONTEXT_RE.split(second, maxsplit=1)[0]
+    left, right = (Analysis(side).term_set - _FRAME_TERMS for side in (first, second))
+    sides = (left - right, right - left)
+    return sides if all(sides) else ()
+
+
 def wants_name(query: str) -> bool:
     """A question answered by a name (who, where, which ...), when it is not one for a number."""
     return not wants_number(query) and bool(_NAME_Q_RE.search(query))
@@ -235,6 +262,8 @@ class Question:
     other_words: bool
     wants_list: bool
     compares: bool
+    # What a comparison compares (compared_sides).
+    sides: tuple[frozenset[str], ...]
     # Its content words, stemmed: what an answer must be about.
     focus: frozenset[str]
 
@@ -251,6 +280,7 @@ def understand(query: str, selected_text: str = "") -> Question:
         other_words=asks_for_other_words(query),
         wants_list=wants_list(query),
         compares=compares(query),
+        sides=compared_sides(query),
         focus=Analysis(query).term_set,
     )
 

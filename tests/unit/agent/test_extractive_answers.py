@@ -270,6 +270,26 @@ def test_a_list_question_answered_in_part_by_an_item_gets_the_whole_list():
     )
 
 
+def test_an_item_naming_both_sides_of_a_comparison_answers_it_without_the_rest_of_its_list():
+    models = (
+        "Key mental models:\n\n- **README vs AGENTS.md**: README is for humans, AGENTS.md is for agents\n"
+        "- **Hierarchy rule**: the nearest AGENTS.md wins over the root file\n"
+        "- **Monetization**: one agent respects many client conventions\n"
+    )
+    defined = "AGENTS.md is a Markdown file that tells agents the build commands and code style."
+    similarity = {"**README vs AGENTS.md**: README is for humans, AGENTS.md is for agents": 0.8, defined: 0.7}
+    text = answer("How does AGENTS.md differ from README.md?", [models, defined], similarity)
+    assert "README is for humans" in text and "Hierarchy" not in text and "Monetization" not in text
+    # an item naming one side is one of the things compared: its list sets them side by side
+    joints = (
+        "Joints connect the links of a robot:\n\n- **Revolute**: a hinge joint that rotates within its limits\n"
+        "- **Continuous**: a hinge joint that rotates without any limits\n"
+    )
+    similarity = {"**Revolute**: a hinge joint that rotates within its limits": 0.8}
+    text = answer("What is the difference between a revolute and a continuous joint?", [joints], similarity)
+    assert "Revolute: a hinge joint" in text and "Continuous: a hinge joint" in text
+
+
 def test_a_why_question_prefers_a_list_of_reasons_and_no_prompts_for_the_reader():
     scenario = "The scenario: an assistant emails every draft it writes straight to the customers."
     reasons = (
@@ -517,6 +537,11 @@ def test_a_question_asking_how_many_is_not_answered_by_a_sentence_without_a_numb
         ("Direct vs Templated Resources", False),
         ("Direct Resources", False),
         ("Action Goals", False),
+        # what a course's teachers should do with a chapter, not what it teaches
+        ("Educational Goals for Instructors", True),
+        ("Common Student Challenges", True),
+        ("Teaching Suggestions", True),
+        ("Student Database", False),
     ],
 )
 def test_a_section_of_links_or_tasks_is_meta_by_its_heading_not_by_a_word_in_it(heading: str, meta: bool):
