@@ -290,6 +290,26 @@ def test_an_item_naming_both_sides_of_a_comparison_answers_it_without_the_rest_o
     assert "Revolute: a hinge joint" in text and "Continuous: a hinge joint" in text
 
 
+def test_a_sentence_of_its_passage_nearly_as_good_as_the_best_item_goes_on_after_the_list():
+    flags = (
+        "The guardrail function returns two fields:\n\n- **output_info**: diagnostic data about the check\n"
+        "- **tripwire_triggered**: a boolean flag, true to block the request\n\n"
+        "When tripwire_triggered is true, the guardrail raises an exception in the caller."
+    )
+    other = "Tripwires in the guardrail module are documented in another lesson."
+    similarity = {
+        "**tripwire_triggered**: a boolean flag, true to block the request": 0.8,
+        "When tripwire_triggered is true, the guardrail raises an exception in the caller.": 0.78,
+        other: 0.79,
+    }
+    text = answer("What does tripwire_triggered mean in a guardrail?", [flags, other], similarity)
+    assert text.startswith("The guardrail function returns two fields [1]:\noutput_info")
+    assert text.endswith(
+        "When tripwire_triggered is true, the guardrail raises an exception in the caller. [1]"
+    )
+    assert "another lesson" not in text  # only its own passage goes on after a list
+
+
 def test_a_why_question_prefers_a_list_of_reasons_and_no_prompts_for_the_reader():
     scenario = "The scenario: an assistant emails every draft it writes straight to the customers."
     reasons = (
