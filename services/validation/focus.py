@@ -7,7 +7,8 @@ is about: its content words (services.common.text.question) less the words every
 with (services/common/text/wordlists/question_words.txt). An answer addresses it when it, or a passage supporting one
 of its claims (a list item read with its heading), names one focus word; a question asking how
 many or how much is answered only by a number, and numbers alone ("20 25 20") say nothing of
-what they count. A decline claims nothing, so it is never "not an
+what they count; an answer that is only the titles of sections ("2. Real-time Constraints [1]"
+for the time windows a system must respond within) names a topic and states nothing. A decline claims nothing, so it is never "not an
 answer" here (whether it should have answered is the agent's judgement), and a question with no
 focus of its own ("Explain this in simpler words") is answered by whatever is grounded.
 """
@@ -17,10 +18,28 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from services.common.text.prose import HEADING_NUMBER_RE
 from services.common.text.question import focus_terms
 from services.common.text.words import Analysis
 
 _ASKS_QUANTITY_RE = re.compile(r"\bhow (?:many|much)\b", re.IGNORECASE)
+_HEADING_LINE_RE = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+TITLES_ONLY_NOTE = "the answer only names sections of the book: it states nothing about them"
+
+
+def titles_only(claims: Iterable[str], chunk_texts: Iterable[str], places: Iterable[str]) -> bool:
+    """Whether every claim is the title of a section of the context (a Markdown heading of a
+    chunk, or a part of a chunk's place in the book)."""
+    titles = {_title(h) for text in chunk_texts for h in _HEADING_LINE_RE.findall(text)}
+    titles |= {_title(part) for place in places for part in place.split(" > ")}
+    said = [_title(claim) for claim in claims]
+    return bool(said) and all(claim in titles for claim in said)
+
+
+def _title(text: str) -> str:
+    """A heading as compared: its numbering, Markdown emphasis, case and closing punctuation dropped."""
+    plain = HEADING_NUMBER_RE.sub("", " ".join(text.replace("*", "").replace("`", "").split()))
+    return plain.rstrip(".:;!").strip().lower()
 
 
 def missed_focus(query: str, claims: str, supporting_passages: Iterable[frozenset[str]]) -> str:

@@ -23,7 +23,7 @@ from services.validation.claim_model import ClaimModel, doubtful_claims, shipped
 from services.validation.claims import CitationMarker, Claim, find_citations, split_claims
 from services.validation.commands import cited_command_notes, command_notes
 from services.validation.evidence import ChunkEvidence, PassageMatch, mentions_anything, rank_passages
-from services.validation.focus import missed_focus
+from services.validation.focus import TITLES_ONLY_NOTE, missed_focus, titles_only
 from services.validation.grounding_config import GroundingConfig
 from services.validation.lexical import LexicalEvidence, has_checkable_content, lexical_evidence
 from services.validation.refusals import is_refusal
@@ -187,6 +187,10 @@ def assemble_result(
             " ".join(a.claim.text for a in assessments),
             (a.passage_terms for a in assessments if a.supported),
         )
+        if not missed and titles_only(
+            (a.claim.text for a in assessments), (c.text for c in context), (c.place for c in context)
+        ):
+            missed = TITLES_ONLY_NOTE
         if missed:
             notes.append(missed)
     return GroundingResult(

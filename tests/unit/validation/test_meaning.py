@@ -166,6 +166,22 @@ async def test_an_answer_that_never_addresses_the_question_is_grounded_but_not_a
     assert topics.is_grounded and topics.answers_question
 
 
+async def test_an_answer_naming_only_a_section_title_is_grounded_but_not_an_answer(checker):
+    # "Within what time windows must physical AI systems respond?" answered by the 0.5B model.
+    question = "Which communication patterns does ROS 2 support?"
+    titled = await checker.check(question, "3. Communication Patterns [1]", chunks(PATTERNS), [], None)
+    assert titled.is_grounded and not titled.answers_question
+    assert any("only names sections" in note for note in titled.notes)
+    stated = await checker.check(
+        question,
+        "Publisher-Subscriber (Topics): asynchronous, many-to-many communication [1].",
+        chunks(PATTERNS),
+        [],
+        None,
+    )
+    assert stated.answers_question
+
+
 async def test_a_how_many_question_is_answered_by_a_number(checker):
     question = "How many joint types does URDF define?"
     vague = await checker.check(question, "URDF joints connect links [1].", chunks(JOINTS), [], None)
