@@ -23,6 +23,8 @@ CITATION_GROUP_RE = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 # The run of "[...]" groups closing a text, matched on the text reversed: searched for from the
 # left, every group of a long run was tried as the start of the run (quadratic).
 REVERSED_TRAILING_CITATIONS_RE = re.compile(r"(?:\][\d\s,;]+\[\s*)+")
+# A run of markers opening a line ("[2][4] ", "[1, 3] ").
+_LEADING_CITATIONS_RE = re.compile(r"[ \t]*(?:\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\][ \t]*)+")
 PUNCTUATION = frozenset(".,;:!?")
 # "; ", " and ", and the contrast of a comparison (", while", ", whereas": "the revolute rotates
 # with limits, while the continuous rotates freely" says one thing of each).
@@ -122,18 +124,49 @@ def split_claims(answer: str, min_clause_words: int = 3) -> list[Claim]:
     markers = find_citations(answer)
     marker_starts = [marker.start for marker in markers]
     claims = []
-    spans = [piece for span in sentence_spans(answer) for piece in _run_on_spans(answer, *span)]
+    spans = _lines_led_by_markers(
+        answer, [piece for span in sentence_spans(answer) for piece in _run_on_spans(answer, *span)]
+    )
     for sentence_index, (sentence_start, sentence_end) in enumerate(spans):
         sentence = strip_citations(answer[sentence_start:sentence_end])
         if not tokens(sentence) or sentence.endswith("?"):
             continue
         pieces = _clause_spans(answer, sentence_start, sentence_end, min_clause_words)
         trailing = _trailing_markers(answer, markers, marker_starts, sentence_start, sentence_end)
+        leading = _leading_markers(answer, markers, marker_starts, sentence_start, sentence_end)
         for start, end in pieces:
             own = _markers_within(markers, marker_starts, start, end)
             text = strip_citations(answer[start:end])
-            claims.append(Claim(text, start, end, sentence_index, own or trailing))
+            claims.append(Claim(text, start, end, sentence_index, own or trailing or leading))
     return claims
+
+
+def _lines_led_by_markers(answer: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The sentences, a line's opening markers moved from the sentence before to the one after:
+    small models copy the sources' layout ("[1] Streaming sends data ...\n\n[3] SSE is ..."), and
+    a marker opening a line cites what follows it on the line, not the sentence above."""
+    moved = list(spans)
+    for index in range(len(moved) - 1):
+        start, end = moved[index]
+        line = answer.rfind("\n", start, end) + 1
+        opening = _LEADING_CITATIONS_RE.fullmatch(answer, line, end) if line > start else None
+        if opening and answer[start : line - 1].strip():
+            marker = line + len(answer[line:end]) - len(answer[line:end].lstrip(" \t"))
+            moved[index] = (start, len(answer[:line].rstrip()))
+            moved[index + 1] = (marker, moved[index + 1][1])
+    return moved
+
+
+def _leading_markers(
+    answer: str, markers: list[CitationMarker], marker_starts: list[int], start: int, end: int
+) -> tuple[CitationMarker, ...]:
+    """Markers opening a sentence at the start of a line ("[1] ROS 2 uses DDS.") vouch for every
+    clause of it."""
+    line_start = answer.rfind("\n", 0, start) + 1
+    opening = _LEADING_CITATIONS_RE.match(answer, start, end)
+    if answer[line_start:start].strip() or not opening:
+        return ()
+    return _markers_within(markers, marker_starts, start, opening.end())
 
 
 def _run_on_spans(answer: str, start: int, end: int) -> list[tuple[int, int]]:

@@ -28,6 +28,24 @@ def test_marker_after_the_period_belongs_to_the_sentence_before():
     assert [(c.text, c.citations) for c in claims] == [("He won the race.", [2]), ("She came second.", [])]
 
 
+def test_a_marker_opening_a_line_cites_the_sentence_after_it():
+    # The 0.5B model copies the layout of its sources: "[n] text" paragraphs.
+    answer = (
+        "[1] Streaming sends data as it arrives. SSE is the simplest protocol.\n\n"
+        "  [3][4] SSE works through proxies; the browser reconnects by itself.\nIt won the race.[2]\nA line. [5]"
+    )
+    claims = split_claims(answer)
+    assert [(c.text, c.citations) for c in claims] == [
+        ("Streaming sends data as it arrives.", [1]),
+        ("SSE is the simplest protocol.", []),
+        ("SSE works through proxies", [3, 4]),
+        ("the browser reconnects by itself.", [3, 4]),
+        ("It won the race.", [2]),
+        ("A line.", [5]),
+    ]
+    assert answer[claims[2].start : claims[2].end] == "[3][4] SSE works through proxies"
+
+
 def test_clauses_joined_by_and_with_their_own_verbs_are_separate_claims():
     answer = "He was born in Paris in 1846 [1] and he died in London in 1901 [2]."
     claims = split_claims(answer)
