@@ -22,6 +22,7 @@ unsupported claims are printed with the validator's reasons.
 --set runs the answerer again on the same Search results with other Weights (one variant per
 --set, e.g. `--set meta=0.3 --set form=0.2,meta=0.3`) and validates each variant's answers with
 the running ValidationService, like the agent does; for each variant it prints the share of
+questions answered correctly (services/commands/correctness.py, the headline rule), the share of
 answerable questions answered, grounded and citing their source page, the share of the words of
 `expect` the answers contain, and the share of unanswerable questions declined. Tune on
 `--split tune`, report on `--split report`.
@@ -60,6 +61,7 @@ from services.agent.passages import Passage
 from services.agent.tools import TOOL_NAME
 from services.commands.answer_quality import judge_answer
 from services.commands.connect import suite_channels
+from services.commands.correctness import judge_correctness
 from services.commands.ingest import ingest_folder
 from services.commands.question_file import Question, load_questions, select
 from services.common.embedding import EmbeddingCache, count_tokens, local_embedding_model
@@ -241,6 +243,14 @@ class Book:
                     "grounded": bool(picks) and verdict.is_grounded,
                     "right_page": question.source in cited_paths,
                     "recall": expect_recall(answer, question.expect) if picks else 0.0,
+                    "correct": judge_correctness(
+                        question.expect,
+                        answer,
+                        answerable=question.answerable,
+                        declined=not picks,
+                        selected_text=question.selected_text,
+                    ).verdict
+                    == "correct",
                     "chars": len(answer),
                 }
             )
@@ -252,6 +262,7 @@ class Book:
             return statistics.mean(values) if values else float("nan")
 
         return {
+            "correct": mean(r["correct"] for r in rows),
             "answered": mean(not r["declined"] for r in answerable),
             "grounded": mean(r["grounded"] for r in answerable),
             "right_page": mean(r["right_page"] for r in answerable),
@@ -352,7 +363,7 @@ def main() -> None:
         print("\n" + "\n".join(f"{key:>24}: {value}" for key, value in result["totals"].items()))
     for label, f in result["variants"].items():
         print(
-            f"  {label:<32} answered {f['answered']:.3f}  grounded {f['grounded']:.3f}  right page "
+            f"  {label:<32} correct {f['correct']:.3f}  answered {f['answered']:.3f}  grounded {f['grounded']:.3f}  right page "
             f"{f['right_page']:.3f}  expect recall {f['expect_recall']:.3f}  median {f['median_chars']} "
             f"chars  unanswerable declined {f['unanswerable_declined']:.3f}"
         )
