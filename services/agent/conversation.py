@@ -31,7 +31,8 @@ from services.common.contract_limits import DEFAULT_TOP_K
 from services.common.errors import FailedPrecondition
 from services.common.logging import get_logger
 from services.common.metrics import observe_stage
-from services.common.text.question import QueryType, classify_query, focus_share
+from services.common.text.question import QueryType, asks_for_other_words, classify_query, focus_share
+from services.common.text.repeats import repeats
 
 log = get_logger("glossator.conversation")
 
@@ -202,7 +203,7 @@ class Conversation:
         outcome = Outcome(
             answer=checked.answer,
             sources=checked.cited if question.include_sources else [],
-            confidence=confidence(checked, asked),
+            confidence=confidence(checked, asked, question.selected_text),
             query_type=classify_query(question.query, question.selected_text),
             validation=checked.validated,
             steps=finished.steps,
@@ -299,10 +300,13 @@ class Conversation:
         yield Completed(outcome=outcome)
 
 
-def confidence(checked: Checked, question: str) -> float:
+def confidence(checked: Checked, question: str, selected_text: str = "") -> float:
     """0-1: how sure a reader may be that the answer answers the question: the relevance of the
     chunks it cites, times how grounded it is, times how much of what the question asks about it
-    names (half credit when it names none of it: focus_share).
+    names (half credit when it names none of it: focus_share), halved when the reader asked for
+    other words and the answer mostly gives their highlight back (services.common.text.repeats:
+    of the 8 such answers to the tune splits' selected-text questions, offline and with the 0.5B
+    model, none was correct, and they were shown at 0.85-1.0).
 
     A product, not a sum: grounded was the whole of it before (0.4 relevance + 0.6 grounded), and
     every grounded answer showed 0.8 or more, wrong ones included (17 of 68 answered on the
@@ -322,8 +326,10 @@ def confidence(checked: Checked, question: str) -> float:
     if verdict is None:
         return round(0.7 * retrieval, 3)
     grounding = verdict.grounding_score if verdict.answers_question or verdict.is_refusal else 0.0
-    focus = focus_share(question, MARKER_RE.sub(" ", checked.answer))
-    return round(retrieval * grounding * (0.5 + 0.5 * focus), 3)
+    said = MARKER_RE.sub(" ", checked.answer)
+    focus = focus_share(question, said)
+    echoed = bool(selected_text.strip()) and asks_for_other_words(question) and repeats(said, selected_text)
+    return round(retrieval * grounding * (0.5 + 0.5 * focus) * (0.5 if echoed else 1.0), 3)
 
 
 def _turn(question: Question, outcome: Outcome, cited: list[Source], steps: list[ToolStep]) -> Turn:

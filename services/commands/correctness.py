@@ -28,18 +28,14 @@ import re
 from dataclasses import dataclass
 
 from services.agent.citations import MARKER_RE
-from services.common.text.words import LIGHT_WORDS, NUMBER_WORDS, STOPWORDS, stem
+from services.common.text.repeats import repeats, terms
 
 VERDICTS = ("correct", "partial", "wrong")
 CORRECT_SHARE = 0.6
 PARTIAL_SHARE = 0.3
-# An answer whose words are this much the highlight's repeats it instead of explaining it.
-REPEATED_HIGHLIGHT = 0.75
 PREFIX = 6
 
 _ITEM_SPLIT = re.compile(r"[;,]|\s(?:and|or)\s", re.IGNORECASE)
-# Words, and numbers with their decimal points ("3.10", "9.8"); "2-3" and "HRP-1" split at "-".
-_TERM = re.compile(r"\d+(?:\.\d+)*|[^\W\d_]+", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -47,20 +43,6 @@ class Correctness:
     verdict: str  # one of VERDICTS
     score: float  # mean coverage of expect's items, 0-1 (1 for a right decline, 0 for a wrong one)
     missing: tuple[str, ...] = ()  # expect's terms not found in the answer
-
-
-def terms(text: str) -> list[str]:
-    """The checkable terms of a text: numbers as written (number words as digits), content words
-    stemmed; stop words and filler dropped."""
-    found = []
-    for raw in _TERM.findall(text.lower()):
-        if raw[0].isdigit():
-            found.append(raw)
-        elif raw in NUMBER_WORDS:
-            found.append(NUMBER_WORDS[raw])
-        elif raw not in STOPWORDS and raw not in LIGHT_WORDS and len(raw) > 1:
-            found.append(stem(raw))
-    return found
 
 
 def expect_items(expect: str) -> list[list[str]]:
@@ -110,13 +92,6 @@ def _coverage(item: list[str], said: set[str]) -> float:
     if any(t[0].isdigit() and not f for t, f in zip(item, found, strict=True)):
         return 0.0
     return sum(found) / len(found)
-
-
-def repeats(answer: str, highlight: str) -> bool:
-    """Whether the answer mostly repeats the highlight: that share of its terms are the
-    highlight's."""
-    said, highlighted = terms(answer), set(terms(highlight))
-    return bool(said) and sum(t in highlighted for t in said) / len(said) >= REPEATED_HIGHLIGHT
 
 
 def verdict_figures(verdicts: list[str]) -> dict[str, float | None]:

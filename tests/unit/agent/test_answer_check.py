@@ -143,3 +143,14 @@ def test_confidence_needs_relevant_sources_a_grounded_answer_and_the_question_s_
     assert confidence(checked(elsewhere, relevance=1.0), question) == 0.5, "names nothing asked about"
     assert confidence(checked(on_topic, relevance=1.0, answers=False), question) == 0.0
     assert confidence(checked(on_topic, relevance=1.0, grounding=0.5), question) == 0.5
+
+
+def test_an_answer_giving_the_reader_their_highlight_back_is_half_as_sure():
+    highlight = "Xacro (XML Macros) simplifies complex URDF models by allowing macros, constants, and includes."
+    question = f"Explain this in simpler words. {highlight}"
+    echo = f"{highlight} [1]"
+    assert confidence(checked(echo, relevance=1.0), question, highlight) == 0.5
+    reworded = "Xacro lets you reuse pieces of a robot model, so a large description stays short. [1]"
+    assert confidence(checked(reworded, relevance=1.0), question, highlight) == 1.0
+    # quoting the highlight is an answer when the reader asked for it, not for other words
+    assert confidence(checked(echo, relevance=1.0), f"Where is this from? {highlight}", highlight) == 1.0
