@@ -146,7 +146,9 @@ def test_confidence_needs_relevant_sources_a_grounded_answer_and_the_question_s_
 
 
 def test_an_answer_giving_the_reader_their_highlight_back_is_half_as_sure():
-    highlight = "Xacro (XML Macros) simplifies complex URDF models by allowing macros, constants, and includes."
+    highlight = (
+        "Xacro (XML Macros) simplifies complex URDF models by allowing macros, constants, and includes."
+    )
     question = f"Explain this in simpler words. {highlight}"
     echo = f"{highlight} [1]"
     assert confidence(checked(echo, relevance=1.0), question, highlight) == 0.5
