@@ -152,7 +152,7 @@ def _lines_led_by_markers(answer: str, spans: list[tuple[int, int]]) -> list[tup
         opening = _LEADING_CITATIONS_RE.fullmatch(answer, line, end) if line > start else None
         if opening and answer[start : line - 1].strip():
             marker = line + len(answer[line:end]) - len(answer[line:end].lstrip(" \t"))
-            moved[index] = (start, len(answer[:line].rstrip()))
+            moved[index] = (start, start + len(answer[start:line].rstrip()))
             moved[index + 1] = (marker, moved[index + 1][1])
     return moved
 
@@ -162,9 +162,11 @@ def _leading_markers(
 ) -> tuple[CitationMarker, ...]:
     """Markers opening a sentence at the start of a line ("[1] ROS 2 uses DDS.") vouch for every
     clause of it."""
-    line_start = answer.rfind("\n", 0, start) + 1
+    indent = start
+    while indent > 0 and answer[indent - 1] in " \t":
+        indent -= 1
     opening = _LEADING_CITATIONS_RE.match(answer, start, end)
-    if answer[line_start:start].strip() or not opening:
+    if (indent > 0 and answer[indent - 1] != "\n") or not opening:
         return ()
     return _markers_within(markers, marker_starts, start, opening.end())
 
