@@ -429,25 +429,27 @@ def choose_sentences(
     if candidates[best].items and weights.whole_lists and not understood.wants_number and not answers_both:
         listed = _whole_list(candidates[best], whole, weights)
         # A sentence of its passage, not of a list, scoring nearly as well as the item goes on
-        # after the list ("tripwire_triggered
-        # — Boolean flag (True = block, False = allow)." then "When tripwire_triggered=True, the
-        # SDK raises an exception.").
-        beside = [
-            i
-            for i in order
-            if candidates[i].number == candidates[best].number
-            and not candidates[i].items
-            and scores[i] >= weights.follow_ratio_other * scores[best]
-            and i not in echoes
-            and about[i]
-            and not candidates[i].list_only
-            and _can_answer(understood, candidates[i], weights)
-            and not any(near_duplicate(candidates[i].shown, pick.sentence) for pick in listed)
-            and len(candidates[i].shown) <= weights.budget_chars
-        ]
-        return listed + [
-            Pick(candidates[i].number, candidates[i].shown, candidates[i].label) for i in beside[:1]
-        ]
+        # after the list ("tripwire_triggered — Boolean flag (True = block, False = allow)." then
+        # "When tripwire_triggered=True, the SDK raises an exception.").
+        beside = next(
+            (
+                i
+                for i in order
+                if candidates[i].number == candidates[best].number
+                and not candidates[i].items
+                and scores[i] >= weights.follow_ratio_other * scores[best]
+                and i not in echoes
+                and about[i]
+                and not candidates[i].list_only
+                and _can_answer(understood, candidates[i], weights)
+                and not any(near_duplicate(candidates[i].shown, pick.sentence) for pick in listed)
+                and len(candidates[i].shown) <= weights.budget_chars
+            ),
+            None,
+        )
+        if beside is None:
+            return listed
+        return [*listed, Pick(candidates[beside].number, candidates[beside].shown, candidates[beside].label)]
     picks = [best]
     used = len(candidates[best].shown)
     continuation = [
