@@ -499,7 +499,11 @@ def _can_answer(question: Question, candidate: _Candidate, weights: Weights) -> 
         return False
     if question.form.form in (AnswerForm.HOW, AnswerForm.WHY) and _PROBLEM_RE.match(candidate.shown):
         return False
-    return not (weights.number_needed and question.wants_quantity and not _holds_number(candidate.analysis))
+    return not (
+        weights.number_needed
+        and question.wants_quantity
+        and not _holds_number(candidate.analysis, Analysis(question.text).word_set)
+    )
 
 
 def _echoes(asked: Analysis, sentence: Analysis) -> bool:
@@ -626,12 +630,12 @@ def _names_sides(candidate: _Candidate, question: Question) -> bool:
     return bool(question.sides) and all(candidate.analysis.term_set & side for side in question.sides)
 
 
-def _holds_number(sentence: Analysis) -> bool:
-    return bool(
-        _NUMBER_RE.search(sentence.text)
-        or _YEAR_OR_MONTH_RE.search(sentence.text)
-        or any(word in NUMBER_WORDS for word in sentence.words)
-    )
+def _holds_number(sentence: Analysis, asked: frozenset[str] = frozenset()) -> bool:
+    """A number, date or number word of the sentence's own: those of the question's words are
+    part of what it names ("How many nodes can ROS 2 run?" is not answered by "ROS 2 uses DDS")."""
+    return any(
+        word not in asked and (_NUMBER_RE.search(word) or word in NUMBER_WORDS) for word in sentence.words
+    ) or any(match.lower() not in asked for match in _YEAR_OR_MONTH_RE.findall(sentence.text))
 
 
 def _whole_list(best: _Candidate, passages: Sequence[Passage], weights: Weights) -> list[Pick]:

@@ -546,6 +546,19 @@ def test_a_question_asking_how_many_is_not_answered_by_a_sentence_without_a_numb
     )
 
 
+def test_a_number_the_question_itself_names_is_not_the_quantity_it_asks_for():
+    # gp-13 (physical-ai report split) was answered with the bridge's layers, whose only number
+    # is the "2" of "ROS 2".
+    layers = "The bridge syncs ROS 2 state with Unity. It converts ROS 2 messages to Unity data structures."
+    similarity = {"The bridge syncs ROS 2 state with Unity.": 0.6}
+    question = "How often should I send joint states from ROS 2 to Unity?"
+    assert answer(question, [layers], similarity) == ""
+    rated = f"{layers} Send joint states at 50-100 Hz."
+    assert answer(question, [rated], {**similarity, "Send joint states at 50-100 Hz.": 0.5}).startswith(
+        "Send joint states at 50-100 Hz. [1]"
+    )
+
+
 @pytest.mark.parametrize(
     ("heading", "meta"),
     [
