@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from services.common.text.words import TOKEN_RE, Analysis, attribution_span, capitalised_words
 from services.validation.evidence import ChunkEvidence, Passage
+from services.validation.subjects import said_of_each
 
 
 def missing_numbers(claim: Analysis, chunk: ChunkEvidence) -> list[str]:
@@ -101,12 +102,16 @@ class HardCheckFailures:
     borrowed_numbers: list[str] = field(default_factory=list)
     contradicted: list[str] = field(default_factory=list)
     placeholders: list[str] = field(default_factory=list)
+    not_both: list[str] = field(default_factory=list)
 
     @property
     def vetoes(self) -> bool:
-        """A claim about another subject, the opposite of what its passage says, or a blank for
-        its fact is not supported however many of its words are there (in a longer answer too)."""
-        return bool(self.subject or self.contradicted or self.borrowed_numbers or self.placeholders)
+        """A claim about another subject, the opposite of what its passage says, a blank for its
+        fact, or one thing said of two when the chunk says it of one, is not supported however
+        many of its words are there (in a longer answer too)."""
+        return bool(
+            self.subject or self.contradicted or self.borrowed_numbers or self.placeholders or self.not_both
+        )
 
     @property
     def reasons(self) -> list[str]:
@@ -119,6 +124,7 @@ class HardCheckFailures:
             + ([f"its passage is not about '{' '.join(self.subject)}'"] if self.subject else [])
             + [f"its passage says the opposite of '{w}'" for w in self.contradicted]
             + [f"{p} is a blank, not a fact" for p in self.placeholders]
+            + ([f"'{' '.join(self.not_both)}' is not said of both"] if self.not_both else [])
         )
 
 
@@ -128,6 +134,7 @@ def hard_check_failures(
     passages: list[Passage],
     subject: frozenset[str] = frozenset(),
     context_numbers: frozenset[str] = frozenset(),
+    question_sides: tuple[frozenset[str], ...] = (),
     *,
     numbers: bool = True,
     names: bool = True,
@@ -150,4 +157,5 @@ def hard_check_failures(
         else [],
         contradicted_words(claim, passages[0]),
         placeholders(claim, chunk),
+        said_of_each(claim, chunk.sentences, question_sides),
     )

@@ -28,7 +28,7 @@ from services.validation.grounding_config import GroundingConfig
 from services.validation.lexical import LexicalEvidence, has_checkable_content, lexical_evidence
 from services.validation.refusals import is_refusal
 from services.validation.stopping import StopSignal
-from services.validation.subjects import speaker_terms, subject_terms
+from services.validation.subjects import paired_sides, speaker_terms, subject_terms
 from services.validation.support import ChunkVerdict, judge_claim, wants_similarity
 from services.validation.word_vectors import word_vector
 
@@ -352,17 +352,19 @@ class OfflineChecker:
     ) -> GroundingResult:
         """The check, on the calling thread."""
         claims = split_answer(answer, self.config)
-        assessments = self.assess(claims.checkable, context, stop, asks_for_other_words(query))
+        assessments = self.assess(claims.checkable, context, stop, query)
         threshold = self.config.threshold if threshold is None else threshold
         return assemble_result(
             query, answer, claims, assessments, context, expected_sources, threshold, self.name
         )
 
     def gather(
-        self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal, rephrasing: bool
+        self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal, query: str
     ) -> ClaimEvidence:
         """Everything the verdicts are made of: each claim's lexical evidence against every chunk
         that could support it, and its embedding similarity where the verdict reads one."""
+        rephrasing = asks_for_other_words(query)
+        sides = paired_sides(query)
         pages: dict[str, list[str]] = {}
         for i, chunk in enumerate(context):
             pages.setdefault(chunk.page or f"#{i}", []).extend((chunk.place, chunk.text))
@@ -389,7 +391,7 @@ class OfflineChecker:
             rankings.append(self._rank(claim, analysis, subject, speaker_terms(analysis), chunks))
         evidence = {
             (i, j): lexical_evidence(
-                analyses[i], chunks[j], matches, self.config, subjects[i], context_numbers
+                analyses[i], chunks[j], matches, self.config, subjects[i], context_numbers, sides
             )
             for i, ranking in enumerate(rankings)
             for j, matches in ranking.items()
@@ -399,11 +401,12 @@ class OfflineChecker:
         return ClaimEvidence(analyses, direct, rankings, evidence, similarities)
 
     def assess(
-        self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal, rephrasing: bool
+        self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal, query: str
     ) -> list[ClaimAssessment]:
         """Judges every claim against every chunk that could support it (CPU-bound: run in a
         thread). Checks `stop` between claims and between embedding batches."""
-        found = self.gather(claims, context, stop, rephrasing)
+        found = self.gather(claims, context, stop, query)
+        rephrasing = asks_for_other_words(query)
         model = None if found.direct else self._claim_model or shipped_claim_model()
         assessments = [
             _assess_claim(

@@ -45,6 +45,7 @@ def lexical_evidence(
     config: GroundingConfig,
     subject: frozenset[str] = frozenset(),
     context_numbers: frozenset[str] = frozenset(),
+    question_sides: tuple[frozenset[str], ...] = (),
 ) -> LexicalEvidence:
     """Evidence from the chunk's passages ranked best first (see evidence.rank_passages), for a
     claim about `subject` (see services.validation.subjects)."""
@@ -55,6 +56,7 @@ def lexical_evidence(
         [m.passage for m in ranked[: config.negation_passages]],
         subject,
         context_numbers,
+        question_sides,
         numbers=config.check_numbers,
         names=config.check_names,
         negations=config.check_negations,

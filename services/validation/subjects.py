@@ -10,6 +10,8 @@ verb or a pronoun ("It is used for ...") names no subject, and is not checked th
 
 from __future__ import annotations
 
+import re
+
 from services.common.text.lists import word_list
 from services.common.text.words import ATTRIBUTION_RE, Analysis, is_content_word, stem
 from services.validation.evidence import PARAPHRASE_WORDS
@@ -47,3 +49,64 @@ def speaker_terms(claim: Analysis) -> frozenset[str]:
     if match.group("label") and not any(_is_verb(word) for word in Analysis(claim.text[match.end() :]).words):
         return frozenset()
     return Analysis(match.group()).term_set
+
+
+# "Are A and B both ...?", "Do A and B have the same ...?": the two things a yes/no question pairs.
+_PAIRED_QUESTION_RE = re.compile(
+    r"^(?:are|is|were|was|do|does|did|have|has|had|can|could)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)\s+"
+    r"(?:(?:have|share|come|originate|play|live)\s+)?(?:both|the\s+same|of\s+the\s+same|from\s+the\s+same)\b",
+    re.IGNORECASE,
+)
+# Words that frame a "both" claim rather than say what is true of each side.
+_FRAMING = frozenset({"both", "yes", "no"})
+
+
+def paired_sides(query: str) -> tuple[frozenset[str], ...]:
+    """The two things a yes/no question asks about together, as their own content words (stemmed);
+    empty when it pairs none."""
+    found = _PAIRED_QUESTION_RE.search(" ".join(query.split()))
+    return _sides(found.group("a"), found.group("b")) if found else ()
+
+
+def said_of_each(claim: Analysis, sentences: list[str], sides: tuple[frozenset[str], ...] = ()) -> list[str]:
+    """What a claim says of *both* things a question pairs (paired_sides) that the chunk does not
+    say of one of them: "Yes, both are American writers" when the chunk calls one of the two a
+    British writer. Each side is read in the sentences that name it, up to the next that names
+    the other. Empty when the claim says nothing of both, or the chunk does not name each side.
+    (A claim naming both sides itself, "Both A and B are ...", must find them in one passage.)"""
+    if len(sides) != 2 or "both" not in claim.words:
+        return []
+    said = claim.term_set - sides[0] - sides[1] - {stem(word) for word in _FRAMING}
+    read = [Analysis(sentence).term_set for sentence in sentences]
+    missing: list[str] = []
+    for side, other in (sides, sides[::-1]):
+        about = _region(read, side, other)
+        if not about:
+            return []
+        missing.extend(sorted(said - about))
+    return sorted(set(missing))
+
+
+def _sides(first: str, second: str) -> tuple[frozenset[str], ...]:
+    left, right = Analysis(first).term_set, Analysis(second).term_set
+    sides = (left - right, right - left)
+    return sides if all(sides) else ()
+
+
+def _names(terms: frozenset[str], side: frozenset[str]) -> bool:
+    return len(terms & side) * 2 >= len(side)
+
+
+def _region(read: list[frozenset[str]], side: frozenset[str], other: frozenset[str]) -> frozenset[str]:
+    """The words of the sentences about `side`: each that names it, and those after it until one
+    names `other` ("He served as Prime Minister ..." is still about Churchill)."""
+    words: set[str] = set()
+    inside = False
+    for terms in read:
+        if _names(terms, side):
+            inside = True
+        elif _names(terms, other):
+            inside = False
+        if inside:
+            words |= terms
+    return frozenset(words)

@@ -8,7 +8,7 @@ from services.common.text.words import Analysis
 from services.validation.checks import missing_names, missing_numbers, unmatched_negations
 from services.validation.evidence import ChunkEvidence, rank_passages
 from services.validation.grounding import ContextChunk
-from services.validation.subjects import speaker_terms
+from services.validation.subjects import paired_sides, speaker_terms
 
 CONTEXT = (
     "Arthur's Magazine (1844–1846) was an American literary periodical published in Philadelphia. "
@@ -128,3 +128,26 @@ async def test_a_table_row_holds_its_own_numbers_not_its_neighbours(checker):
         verdict = await checker.check("", wrong, context, [], None)
         assert not verdict.is_grounded, wrong
         assert "is from another passage" in verdict.claims[0].reason
+
+
+@pytest.mark.parametrize(
+    ("question", "sides"),
+    [
+        (
+            "Are Robin Hobb and Winston Churchill both American writers?",
+            ({"robin", "hobb"}, {"winston", "churchill"}),
+        ),
+        (
+            "Are Clarence Brown and Peter Glenville of the same nationality?",
+            ({"clarenc", "brown"}, {"peter", "glenvill"}),
+        ),
+        (
+            "Do the documentaries Traceroute and War/Dance have the same director?",
+            ({"documentari", "tracerout"}, {"war", "danc"}),
+        ),
+        ("What is the difference between topics and services?", ()),
+        ("Are topics asynchronous?", ()),
+    ],
+)
+def test_a_yes_no_question_may_pair_two_things(question, sides):
+    assert paired_sides(question) == tuple(frozenset(side) for side in sides)

@@ -306,3 +306,35 @@ async def test_a_blank_left_for_the_fact_is_not_supported(checker):
     usage = "Run ros2 launch with [options] after the package name."
     quoted = await checker.check("How do I run a launch file?", f"{usage} [1]", chunks(usage), [], None)
     assert quoted.is_grounded, quoted.claims
+
+
+# Two pages' openings, as HaluEval QA's knowledge joins them (qa_data.dev.jsonl, record 1172).
+WRITERS = (
+    "Robin Hobb is the pen name of Margaret Astrid Lindholm Ogden (born March 5, 1952), an American "
+    "writer. Sir Winston Leonard Spencer-Churchill (30 November 1874 - 24 January 1965) was a British "
+    "statesman, army officer, and writer. He served as Prime Minister of the United Kingdom."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "grounded"),
+    [
+        (
+            "Are Robin Hobb and Winston Churchill both American writers?",
+            "Yes, both are American writers.",
+            False,
+        ),
+        ("Are Robin Hobb and Winston Churchill both writers?", "Yes, both are writers.", True),
+        # "He served ..." is still about Churchill.
+        (
+            "Did Robin Hobb and Winston Churchill both serve as Prime Minister?",
+            "Yes, both served as Prime Minister.",
+            False,
+        ),
+    ],
+)
+async def test_one_thing_said_of_both_must_be_said_of_each(checker, question, answer, grounded):
+    result = await checker.check(question, answer, chunks(WRITERS), [], None)
+    assert result.is_grounded is grounded
+    if not grounded:
+        assert "is not said of both" in result.claims[0].reason
