@@ -502,7 +502,7 @@ def _can_answer(question: Question, candidate: _Candidate, weights: Weights) -> 
     return not (
         weights.number_needed
         and question.wants_quantity
-        and not _holds_number(candidate.analysis, Analysis(question.text).word_set)
+        and not _holds_number(candidate.analysis, _analysis(question.text).word_set)
     )
 
 
@@ -922,7 +922,7 @@ def _analysed_sentences(text: str) -> tuple[_Sentence, ...]:
             (s.start, s.end),
             Analysis(normalise(s.reading or text[s.start : s.end])),
             shown_sentence(s.reading or text[s.start : s.end]),
-            _heading(f"{s.heading}\n{s.label}" if s.label else s.heading),
+            _analysis(f"{s.heading}\n{s.label}" if s.label else s.heading),
             s.heading,
             s.label,
             s.items,
@@ -934,7 +934,8 @@ def _analysed_sentences(text: str) -> tuple[_Sentence, ...]:
 
 
 @lru_cache(maxsize=PASSAGE_CACHE_SIZE)
-def _heading(text: str) -> Analysis:
+def _analysis(text: str) -> Analysis:
+    """A heading's or a question's Analysis, read once however many sentences consult it."""
     return Analysis(text)
 
 

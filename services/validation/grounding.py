@@ -359,12 +359,16 @@ class OfflineChecker:
         )
 
     def gather(
-        self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal, query: str
+        self,
+        claims: list[Claim],
+        context: list[ContextChunk],
+        stop: StopSignal,
+        rephrasing: bool,
+        sides: tuple[frozenset[str], ...] = (),
     ) -> ClaimEvidence:
         """Everything the verdicts are made of: each claim's lexical evidence against every chunk
-        that could support it, and its embedding similarity where the verdict reads one."""
-        rephrasing = asks_for_other_words(query)
-        sides = paired_sides(query)
+        that could support it (`sides`: the two things the question pairs, subjects.paired_sides),
+        and its embedding similarity where the verdict reads one."""
         pages: dict[str, list[str]] = {}
         for i, chunk in enumerate(context):
             pages.setdefault(chunk.page or f"#{i}", []).extend((chunk.place, chunk.text))
@@ -405,8 +409,8 @@ class OfflineChecker:
     ) -> list[ClaimAssessment]:
         """Judges every claim against every chunk that could support it (CPU-bound: run in a
         thread). Checks `stop` between claims and between embedding batches."""
-        found = self.gather(claims, context, stop, query)
         rephrasing = asks_for_other_words(query)
+        found = self.gather(claims, context, stop, rephrasing, paired_sides(query))
         model = None if found.direct else self._claim_model or shipped_claim_model()
         assessments = [
             _assess_claim(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from services.common.text.lists import word_list
+from services.common.text.question import own_terms
 from services.common.text.words import ATTRIBUTION_RE, Analysis, is_content_word, stem
 from services.validation.evidence import PARAPHRASE_WORDS
 
@@ -65,7 +66,7 @@ def paired_sides(query: str) -> tuple[frozenset[str], ...]:
     """The two things a yes/no question asks about together, as their own content words (stemmed);
     empty when it pairs none."""
     found = _PAIRED_QUESTION_RE.search(" ".join(query.split()))
-    return _sides(found.group("a"), found.group("b")) if found else ()
+    return own_terms(found.group("a"), found.group("b")) if found else ()
 
 
 def said_of_each(claim: Analysis, sentences: list[str], sides: tuple[frozenset[str], ...] = ()) -> list[str]:
@@ -85,12 +86,6 @@ def said_of_each(claim: Analysis, sentences: list[str], sides: tuple[frozenset[s
             return []
         missing.extend(sorted(said - about))
     return sorted(set(missing))
-
-
-def _sides(first: str, second: str) -> tuple[frozenset[str], ...]:
-    left, right = Analysis(first).term_set, Analysis(second).term_set
-    sides = (left - right, right - left)
-    return sides if all(sides) else ()
 
 
 def _names(terms: frozenset[str], side: frozenset[str]) -> bool:

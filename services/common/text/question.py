@@ -145,8 +145,13 @@ def compared_sides(query: str) -> tuple[frozenset[str], ...]:
     if not found:
         return ()
     first, second = (side for side in found.groups() if side is not None)
-    second = _SIDE_CONTEXT_RE.split(second, maxsplit=1)[0]
-    left, right = (Analysis(side).term_set - _FRAME_TERMS for side in (first, second))
+    return own_terms(first, _SIDE_CONTEXT_RE.split(second, maxsplit=1)[0], _FRAME_TERMS)
+
+
+def own_terms(first: str, second: str, ignored: frozenset[str] = frozenset()) -> tuple[frozenset[str], ...]:
+    """The content words (stemmed) each of two phrases has and the other has not, `ignored` aside;
+    empty when either has none of its own."""
+    left, right = (Analysis(side).term_set - ignored for side in (first, second))
     sides = (left - right, right - left)
     return sides if all(sides) else ()
 
