@@ -52,6 +52,13 @@ _STATEMENT_RE = re.compile(
     r"\b(?:is|are|was|were|has|have|requires?|needs?|supports?|must|should|can|cannot|will|means)\b",
     re.IGNORECASE,
 )
+# A verb of doing after its subject ("Templated resources use URI patterns with placeholders
+# ...:", "The bridge sends ..."): first in its line ("Use the following settings:") or after "and"
+# ("Build and run tests:") it is an instruction, after "to" a purpose.
+_DOING = r"use|provide|allow|let|enable|contain|include|define|represent|return|store|hold|handle|take|give|work|run|create|send|read|write"
+_ACTION_RE = re.compile(
+    rf"(?<!\bto )\b(?:{_DOING.replace('|', 's|')}s)\b|(?<=[a-z]s )(?:{_DOING})\b", re.IGNORECASE
+)
 # A line that is a bold title and nothing else ("**Claude Code** (Anthropic)", "**Traditional (GIL)**:").
 _TITLE_LINE_RE = re.compile(r"^(?:\*\*[^*\n]+\*\*|__[^_\n]+__)(?:\s*\([^()\n]*\))?\s*:?$")
 _HEADING_MARKS_RE = re.compile(r"^\s*(#+)")
@@ -156,7 +163,8 @@ def _states(shown: str, units: list[Unit], index: int) -> bool:
     required for ROS 2 Humble:"), where "Create a validation script to check LiDAR data:" only
     announces the code below it."""
     introduces = index + 1 < len(units) and units[index + 1].kind in (UnitKind.LIST_ITEM, UnitKind.HEADING)
-    return not introduces and bool(_STATEMENT_RE.search(shown))
+    subject_end = len(shown.split(maxsplit=1)[0]) if shown.strip() else 0
+    return not introduces and bool(_STATEMENT_RE.search(shown) or _ACTION_RE.search(shown, subject_end))
 
 
 def _lists(text: str, units: list[Unit]) -> dict[int, tuple[str, tuple[tuple[int, int], ...]]]:

@@ -90,6 +90,25 @@ def test_the_answerer_also_reads_a_line_ending_with_a_colon_that_states_a_fact()
     ]
 
 
+def test_a_line_ending_with_a_colon_whose_subject_does_something_states_it():
+    text = (
+        "Templated resources use URI patterns with placeholders that the client fills in:\n"
+        '```json\n{"uri": "docs://documents/{doc_id}"}\n```\n'
+        "Build and run tests:\n```bash\ncolcon test\n```\n"
+        "Or use ROS 2 namespaces:\n```bash\nros2 run pkg node\n```\n"
+        "Steps to create the package:\n```bash\nros2 pkg create pkg\n```\n"
+    )
+    readings = [s.reading for s in sectioned_sentences(text, for_answers=True)]
+    # the statement is quoted as it stands; an instruction, first in its line or after "and" /
+    # "or", and a purpose after "to", introduce the command below them
+    assert readings == [
+        "",
+        "Build and run tests: `colcon test`",
+        "Or use ROS 2 namespaces: `ros2 run pkg node`",
+        "Steps to create the package: `ros2 pkg create pkg`",
+    ]
+
+
 ANNOUNCED = (
     "## Path A\nThree General Agents dominate 2025:\n\n**Claude Code** (Anthropic)\n"
     "- Your natural language interface to AI-native development\n\n**Gemini CLI** (Google)\n"
