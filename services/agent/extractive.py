@@ -352,11 +352,14 @@ def choose_sentences(
     """
     weights = weights or Weights()
     whole = passages
-    passages = [p for p in passages if not p.continues]  # they only complete a list: _titles_after
+    asked = Analysis(question)
+    # A passage fetched to complete a list answers only a question naming its own title ("In MCP,
+    # what is a templated resource?" and the "Templated Resources" block "MCP resources support
+    # two patterns:" announces): the rest of it was found by its section, not by the question.
+    passages = [p for p in passages if not p.continues or _titled_by(p, asked)]
     candidates = _candidates(passages)
     if not candidates or (weights.decline_unknown_names and names_nowhere(question, passages)):
         return []
-    asked = Analysis(question)
     understood = understand(last_question(question))
     words, heading, whole_list = _word_scores(asked, candidates, passages)
     neighbourhood = _neighbourhood(candidates, words)
@@ -384,12 +387,11 @@ def choose_sentences(
         - weights.names_missing * (1 - about)
     )
     order = [int(i) for i in np.argsort(-scores, kind="stable")]
-    # A question asking for other words quotes its selection: that is no echo.
-    echoes = (
-        set()
-        if understood.other_words
-        else {i for i, c in enumerate(candidates) if _echoes(asked, c.analysis)}
-    )
+    # Sentences that answer nothing: an echo of the question (a question asking for other words
+    # quotes its selection: that is no echo), a block's title announced alone.
+    silent = {i for i, c in enumerate(candidates) if _lone_title(c, whole)}
+    if not understood.other_words:
+        silent |= {i for i, c in enumerate(candidates) if _echoes(asked, c.analysis)}
     # ("What are the three categories of sensors?" asks for a list, which its label names.)
     defining = understood.form.form == AnswerForm.DEFINITION and not understood.wants_list
     defined = (
@@ -399,7 +401,7 @@ def choose_sentences(
         i
         for i in order
         if _can_answer(understood, candidates[i], weights)
-        and i not in echoes
+        and i not in silent
         and (understood.wants_list or not candidates[i].list_only)
         and (not defined or _names_term(candidates, i, defined))
     ]
@@ -438,7 +440,7 @@ def choose_sentences(
                 if candidates[i].number == candidates[best].number
                 and not candidates[i].items
                 and scores[i] >= weights.follow_ratio_other * scores[best]
-                and i not in echoes
+                and i not in silent
                 and about[i]
                 and not candidates[i].list_only
                 and _can_answer(understood, candidates[i], weights)
@@ -461,7 +463,7 @@ def choose_sentences(
         ratio = weights.follow_ratio if same_passage else weights.follow_ratio_other
         if len(picks) == weights.max_sentences + len(continuation):  # a continuation completes the best
             break
-        if index in picks or scores[index] < ratio * scores[best] or candidate.meta or index in echoes:
+        if index in picks or scores[index] < ratio * scores[best] or candidate.meta or index in silent:
             continue
         if not about[index] or (candidate.list_only and not understood.wants_list):
             continue
@@ -669,6 +671,19 @@ def _whole_list(best: _Candidate, passages: Sequence[Passage], weights: Weights)
 _COUNT_RE = re.compile(
     rf"(?<![\w.])(\d{{1,2}}|{'|'.join(w for w, n in NUMBER_WORDS.items() if n.isdigit())})(?![\w.])\s+[a-z]"
 )
+
+
+def _titled_by(passage: Passage, asked: Analysis) -> bool:
+    """Whether the question names every content word of the passage's own section title."""
+    title = Analysis(passage.heading.rsplit(" > ", 1)[-1]).term_set
+    return bool(title) and title <= asked.term_set
+
+
+def _lone_title(candidate: _Candidate, passages: Sequence[Passage]) -> bool:
+    """A block's title announced alone, with no block after it retrieved ("Setting up a Unity
+    project for robotics visualization:" above "### Unity Settings for Robotics" only): a list of
+    one title names nothing; its block's sentences answer instead."""
+    return candidate.runs_on and len(candidate.items) == 1 and not _titles_after(candidate, passages)
 
 
 def _counted(label: str) -> int:

@@ -805,13 +805,14 @@ def test_a_list_item_means_what_it_says_under_its_label():
 
 
 def test_a_passage_fetched_to_complete_a_list_answers_nothing_on_its_own():
+    # (unless the question names its title: the next test)
     own = "Load balancers cost money on every cloud."
     fetched = "On AWS, spot instances of the t3 family are the cheapest for agent workloads."
     passages = [
         Passage(1, "Costs", own, url="https://example.org/1", sentence_scores={(0, len(own)): 0.2}),
         Passage(
             2,
-            "Costs > Spot",
+            "Costs > Pricing Tiers",
             fetched,
             url="https://example.org/2",
             sentence_scores={(0, len(fetched)): 0.9},
@@ -823,7 +824,52 @@ def test_a_passage_fetched_to_complete_a_list_answers_nothing_on_its_own():
     searched = [
         passages[0],
         Passage(
-            2, "Costs > Spot", fetched, url="https://example.org/2", sentence_scores={(0, len(fetched)): 0.9}
+            2,
+            "Costs > Pricing Tiers",
+            fetched,
+            url="https://example.org/2",
+            sentence_scores={(0, len(fetched)): 0.9},
         ),
     ]
     assert choose_sentences(question, searched, refuse, Weights(max_labelled=0))
+
+
+def test_a_fetched_block_answers_a_question_naming_its_title():
+    own = "## Direct vs Templated Resources\nMCP resources support two patterns:\n### Direct Resources\nDirect resources have one fixed address."
+    fetched = "### Templated Resources\nTemplated resources use address patterns with placeholders the client fills in."
+
+    def passage(number: int, heading: str, text: str, score: float, **fields) -> Passage:
+        scores = {span: score for span, _ in answer_sentences(text)}
+        return Passage(number, heading, text, url="https://example.org/1", sentence_scores=scores, **fields)
+
+    passages = [
+        passage(1, "MCP > Direct vs Templated Resources", own, 0.5, position=3),
+        passage(
+            2,
+            "MCP > Direct vs Templated Resources > Templated Resources",
+            fetched,
+            0.6,
+            position=4,
+            continues=True,
+        ),
+    ]
+    answered = compose_answer(
+        choose_sentences("What is a templated resource?", passages, refuse, Weights(max_labelled=0))
+    )
+    assert answered == "Templated resources use address patterns with placeholders the client fills in. [2]"
+
+
+def test_a_block_title_announced_alone_is_no_answer():
+    text = (
+        "Setting up a Unity project for robotics visualization:\n### Unity Settings for Robotics\n"
+        "1. **Importing Necessary Packages**:\n   - Install essential packages:\n"
+        "     - ProBuilder for quick prototyping of scenes\n     - ProGrids for precise placement of objects\n"
+    )
+    similarity = {
+        "### Unity Settings for Robotics": 0.9,
+        "ProBuilder for quick prototyping of scenes": 0.5,
+        "ProGrids for precise placement of objects": 0.4,
+    }
+    answered = answer("Which Unity packages should I install for robotics visualization?", [text], similarity)
+    assert "Unity Settings for Robotics" not in answered
+    assert "ProBuilder for quick prototyping of scenes. [1]" in answered
