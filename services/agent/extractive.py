@@ -885,6 +885,7 @@ def _candidates(passages: Sequence[Passage]) -> list[_Candidate]:
             meta = (
                 is_meta_sentence(sentence.shown)
                 or is_question(sentence.shown)
+                or _opens_quoted_question(passage.text, sentence.span)
                 or is_meta_section(sentence.heading.text or section)
                 or (bool(sentence.label) and is_meta_sentence(sentence.label))
             )
@@ -989,6 +990,20 @@ def is_question(shown: str) -> bool:
         return False
     quote_opens = max(text.rfind('"', 0, len(text) - 2), text.rfind("“"))
     return quote_opens <= 0
+
+
+_QUOTE_OPEN_RE = re.compile(r"[>\s]*[\"“]")
+_QUOTE_CLOSE_RE = re.compile(r"[\"”]")
+
+
+def _opens_quoted_question(text: str, span: tuple[int, int]) -> bool:
+    """A sentence opening a quotation that goes on to ask ('> "You said free-threading still has
+    overhead ... Why? ..."' under "Ask a clarifying question:"): what a reader is to ask, not what
+    the book states."""
+    start, end = span
+    opening = _QUOTE_OPEN_RE.match(text, start, end)
+    closing = _QUOTE_CLOSE_RE.search(text, opening.end()) if opening else None
+    return closing is not None and closing.start() >= end - 1 and "?" in text[opening.end() : closing.start()]
 
 
 def _section_of(heading: str) -> str:

@@ -873,3 +873,20 @@ def test_a_block_title_announced_alone_is_no_answer():
     answered = answer("Which Unity packages should I install for robotics visualization?", [text], similarity)
     assert "Unity Settings for Robotics" not in answered
     assert "ProBuilder for quick prototyping of scenes. [1]" in answered
+
+
+def test_a_statement_opening_a_quoted_question_is_what_a_reader_asks_not_an_answer():
+    text = (
+        "Ask a clarifying question:\n\n"
+        '> "You said free-threading still has overhead compared to single-threaded Python. Why?"\n\n'
+        "Python 3.14 made free-threading production-ready with 5-10% single-threaded overhead.\n"
+    )
+    similarity = {
+        '> "You said free-threading still has overhead compared to single-threaded Python.': 0.9,
+        "Python 3.14 made free-threading production-ready with 5-10% single-threaded overhead.": 0.6,
+    }
+    answered = answer("What does free-threading cost single-threaded Python?", [text], similarity)
+    assert (
+        answered
+        == "Python 3.14 made free-threading production-ready with 5-10% single-threaded overhead. [1]"
+    )
