@@ -6,18 +6,22 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from services.common.errors import FailedPrecondition
 from services.common.metrics import count_cache_lookup, observe_stage
+from services.common.text.definitions import asked_term
 from services.common.text.display import display_text
 from services.common.text.prose import prose_sentences
 from services.retrieval.embed import EmbeddingProvider, QueryBatcher, QueryEmbeddingCache
 from services.retrieval.sparse import SparseEncoder
 from services.retrieval.store import SearchFilters, SearchHit, SearchMode, VectorStore
-from services.retrieval.store.base import MIXED_MODELS_ADVICE
+from services.retrieval.store.base import MIXED_MODELS_ADVICE, SparseVector
+
+# "What is X?": how many of the chunks defining X (services/common/text/definitions.py) come first.
+DEFINING_CHUNKS = 1
 
 
 @dataclass(frozen=True)
@@ -63,13 +67,15 @@ class Searcher:
         sparse = self._sparse.encode_query(query.text)
         search_start = time.perf_counter()
         with observe_stage("search"):
-            arguments = (query.collection, dense, sparse, query.mode, query.top_k, query.filters)
-            if self._store.search_waits_on_network:
-                hits = await asyncio.to_thread(self._store.search, *arguments)
-            else:
-                hits = self._store.search(*arguments)
+            hits = await self._store_search(query, dense, sparse, query.top_k, query.filters)
+            term = asked_term(query.text)
+            if term:
+                defining = replace(query.filters, defines=term)
+                hits = _defining_first(
+                    await self._store_search(query, dense, sparse, DEFINING_CHUNKS, defining), hits
+                )
         search_ms = (time.perf_counter() - search_start) * 1000
-        kept = [hit for hit in hits if hit.relevance >= query.min_relevance]
+        kept = [hit for hit in hits if hit.relevance >= query.min_relevance][: query.top_k]
         return SearchOutcome(
             hits=kept,
             candidates=len(hits),
@@ -78,6 +84,14 @@ class Searcher:
             total_ms=(time.perf_counter() - start) * 1000,
             embedding_cached=cached,
         )
+
+    async def _store_search(
+        self, query: SearchQuery, dense: np.ndarray, sparse: SparseVector, limit: int, filters: SearchFilters
+    ) -> list[SearchHit]:
+        arguments = (query.collection, dense, sparse, query.mode, limit, filters)
+        if self._store.search_waits_on_network:
+            return await asyncio.to_thread(self._store.search, *arguments)
+        return self._store.search(*arguments)
 
     async def _dense(self, query: SearchQuery) -> tuple[np.ndarray, bool, float]:
         if query.mode == SearchMode.SPARSE:
@@ -109,6 +123,12 @@ class Searcher:
 
     async def close(self) -> None:
         await self._batcher.close()
+
+
+def _defining_first(defining: list[SearchHit], hits: list[SearchHit]) -> list[SearchHit]:
+    """The chunks that define the term a question asks about, best first, then the others."""
+    first = {hit.chunk.chunk_id for hit in defining}
+    return [*defining, *(hit for hit in hits if hit.chunk.chunk_id not in first)]
 
 
 SNIPPET_CHARS = 200

@@ -77,6 +77,36 @@ async def test_ingest_then_search_returns_cited_chunks_with_metadata(retrieval):
     assert m.total_ms >= m.search_ms > 0 and m.embedding_ms > 0
 
 
+WIDGET_DOCUMENTS = [
+    retrieval_pb2.Document(
+        source_path=f"widgets/{name}.md",
+        content=content,
+        format=retrieval_pb2.DOCUMENT_FORMAT_MARKDOWN,
+    )
+    for name, content in {
+        "frames": "# Widget frames\n\nWidget frames load fast. Widget frames resize with the page. "
+        "Widget frames keep their state. Many widget frames can share one page.\n",
+        "tour": "# Tour\n\n## Setting up the site\n\nInstall the package, configure the host page, pick the "
+        "colours, set the language and choose a theme for the reader's panel. A **widget frame** is the "
+        "sandboxed iframe that holds the chat panel. Then deploy to production, check the logs and "
+        "rotate the keys every month.\n",
+    }.items()
+]
+
+
+async def test_a_question_asking_what_a_term_is_finds_the_chunk_defining_it_first(retrieval):
+    await ingest(retrieval, "widgets", WIDGET_DOCUMENTS)
+    reply = await retrieval.Search(
+        retrieval_pb2.SearchRequest(collection="widgets", query="What is a widget frame?", top_k=2)
+    )
+    assert [r.chunk.source_path for r in reply.results] == ["widgets/tour.md", "widgets/frames.md"]
+    assert [r.rank for r in reply.results] == [1, 2]
+    other = await retrieval.Search(
+        retrieval_pb2.SearchRequest(collection="widgets", query="How do widget frames load?", top_k=2)
+    )
+    assert other.results[0].chunk.source_path == "widgets/frames.md"
+
+
 async def test_search_scores_each_found_chunks_sentences_against_the_query(retrieval):
     """Sentences embedded at ingest come back with their offsets and their cosine with the query."""
     await ingest(retrieval, "book", sample_documents())

@@ -106,9 +106,10 @@ class _Chunk:
         return (units[0].text + "".join(unit.separator + unit.text for unit in units[1:])).strip("\n")
 
 
-# Bump when the parsing or chunking rules, or the sparse terms (services/common/text `stem`, the
-# search stop words), change: unchanged documents are then re-chunked and re-encoded too.
-RULES_VERSION = "5"
+# Bump when the parsing or chunking rules, the sparse terms (services/common/text `stem`, the
+# search stop words) or what the payload reads off a chunk's text (the terms it defines) change:
+# unchanged documents are then re-chunked and re-encoded too.
+RULES_VERSION = "6"
 
 
 def chunk_id(document_id: str, chunk_index: int, content_hash: str) -> str:

@@ -148,6 +148,9 @@ class SearchFilters:
     # A heading anywhere in the chunk's section_path, compared case-insensitively.
     section: str = ""
     document_ids: tuple[str, ...] = ()
+    # The key of a term the chunk defines (services/common/text/definitions.py); not a filter of
+    # the API: Search sets it to find the chunks that define what a question asks about.
+    defines: str = ""
 
 
 @dataclass(frozen=True)

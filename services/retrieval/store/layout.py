@@ -4,7 +4,8 @@ A collection NAME is two Qdrant collections (two shards under <data_dir>/NAME/ i
 so a Qdrant server needs no other storage:
 - chunks (NAME): one point per chunk, point id = the chunk id (a UUID); named vectors "dense"
   (cosine) and "sparse" (IDF modifier); payload = every Chunk field plus "section_keys" (the
-  headings of section_path normalised by section_key, for the section filter) and, when sentences
+  headings of section_path normalised by section_key, for the section filter), "defines" (the keys
+  of the terms the chunk defines: services/common/text/definitions.py) and, when sentences
   were embedded, "sentences" (their offsets) with "sentence_vectors" and "sentence_scales" (the
   embeddings quantised to int8, base64; see encode_sentences). The dense vectors also have an
   int8 copy kept in RAM (scalar quantization at DENSE_QUANTILE) that searches walk before
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from services.common.text.definitions import defined_terms
 from services.retrieval.store.base import Chunk, DocumentRecord, SentenceScore, SentenceVectors
 
 DENSE = "dense"
@@ -37,7 +39,13 @@ DOCUMENTS_SUFFIX = ".documents"
 LAYOUT_VERSION = 1
 
 # Payload fields with a keyword index, and whether the index serves prefix matches.
-CHUNK_INDEXES = {"document_id": False, "source_path": True, "source_url": True, "section_keys": False}
+CHUNK_INDEXES = {
+    "document_id": False,
+    "source_path": True,
+    "source_url": True,
+    "section_keys": False,
+    "defines": False,
+}
 DOCUMENT_INDEXES = {"kind": False}
 
 KIND_DOCUMENT = "document"
@@ -101,6 +109,8 @@ def chunk_payload(chunk: Chunk, sentences: SentenceVectors | None = None) -> dic
         "section_path": list(chunk.section_path),
         "section_keys": sorted({section_key(h) for h in chunk.section_path}),
         "section_title": chunk.section_title,
+        # what "What is X?" looks for first (services/retrieval/search.py)
+        "defines": defined_terms(chunk.text),
         "anchor": chunk.anchor,
         "chunk_index": chunk.chunk_index,
         "total_chunks": chunk.total_chunks,

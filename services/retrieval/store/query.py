@@ -118,6 +118,8 @@ def filters_where(filters: SearchFilters | None) -> Where | None:
         must.append(Match("section_keys", section_key(filters.section)))
     if filters.document_ids:
         must.append(MatchAny("document_id", tuple(filters.document_ids)))
+    if filters.defines:
+        must.append(Match("defines", filters.defines))
     return Where(must=tuple(must)) if must else None
 
 

@@ -1,0 +1,63 @@
+"""Terms a text defines, and the term a question asks to have defined.
+
+Books define a term in a few set shapes: "A **General Agent** is a multi-purpose reasoning system
+...", "**ROS#**: C# implementation of ROS client for Unity", "Gazebo is a 3D robot simulator ...".
+The chunk holding such a sentence is the one that answers "What is X?", yet hybrid search often
+ranks it below chunks that merely repeat X ("General Agents BUILD Custom Agents"): the retrieval
+service stores the keys of the terms each chunk defines (`defined_terms`) and, for a question
+asking what a term is (`asked_term`), brings the chunks defining it first.
+
+A key is the term's words, lower-cased, each word of letters stemmed like the sparse terms and
+the rest kept as written ("ROS#" is not "ROS", "k3s" stays), stop words left out, in sorted order:
+"General Agents" and "a general agent" meet.
+"""
+
+from __future__ import annotations
+
+import re
+
+from services.common.text.question import AnswerForm, question_form
+from services.common.text.words import STOPWORDS, stem
+
+# An optional article, then the term in bold (a colon may close inside the bold), an optional
+# aside in brackets, then a colon, a dash or a defining verb; at the start of a line (after a
+# bullet or a number) or of a sentence.
+_DEFINING_VERBS = r"is|are|refers?\s+to|means?|stands?\s+for|represents?|describes?"
+_BOLD_RE = re.compile(
+    r"(?:^[ \t>]*(?:[-*+]|\d+[.)])?[ \t]*|(?<=[.!?])[ \t]+)(?:(?:an?|the)[ \t]+)?"
+    r"\*\*(?P<term>[^*\n:]{1,60}?)(?::\*\*[ \t]"
+    rf"|\*\*(?:[ \t]*\([^()\n]{{1,60}}\))?(?:[ \t]*[:—–][ \t]|[ \t]+(?:{_DEFINING_VERBS})[ \t]))",
+    re.IGNORECASE | re.MULTILINE,
+)
+# A plain "X is a / an / the ..." or "X refers to ..." opening a line or a sentence, X of at most
+# four words ("Gazebo is a 3D simulator", "The ROS 2 bridge is the ..."; "This is a ..." names no
+# term: its words are stop words).
+_PLAIN_RE = re.compile(
+    r"(?:^[ \t>]*(?:[-*+]|\d+[.)])?[ \t]*|(?<=[.!?])[ \t]+)(?:(?:an?|the)[ \t]+)?"
+    r"(?P<term>[A-Za-z][\w#+.-]*(?:[ \t]+[\w#+.-]+){0,3}?)(?:[ \t]*\([^()\n]{1,60}\))?"
+    r"[ \t]+(?:(?:is|are)[ \t]+(?:an?|the)|refers[ \t]+to|represents[ \t]+the)[ \t]",
+    re.MULTILINE,
+)
+_WORD_RE = re.compile(r"[a-z0-9][\w#+.-]*")
+
+
+def term_key(term: str) -> str:
+    """The key a term is stored and looked up under ("" when it has no content word)."""
+    words = (word.rstrip(".-") for word in _WORD_RE.findall(term.lower()))
+    kept = {stem(word) if word.isalpha() else word for word in words if word and word not in STOPWORDS}
+    return " ".join(sorted(kept))
+
+
+def defined_terms(text: str) -> list[str]:
+    """The keys of the terms a text defines, sorted, each once."""
+    found = {
+        term_key(match.group("term")) for pattern in (_BOLD_RE, _PLAIN_RE) for match in pattern.finditer(text)
+    }
+    return sorted(found - {""})
+
+
+def asked_term(query: str) -> str:
+    """The key of the term a question asks to have defined ("What is a General Agent?"), "" for
+    any other question."""
+    form = question_form(query)
+    return term_key(form.term) if form.form == AnswerForm.DEFINITION else ""
