@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from services.common.text.lists import word_list
 from services.common.text.units import sentence_spans
-from services.common.text.words import tokens
+from services.common.text.words import names_only, tokens
 from services.validation.refusals import is_refusal
 
 CITATION_GROUP_RE = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
@@ -33,10 +33,15 @@ PUNCTUATION = frozenset(".,;:!?")
 CLAUSE_JOIN_RE = re.compile(
     r"(?<!\s)\s*;\s+|(?:,|(?<![\s,]))\s+and\s+|,\s+(?:while|whereas)\s+|(?<=\w):\s+(?=[A-Z])"
 )  # space runs from their start
-# A closing quotation mark, then spaces and a capital: where a run-on line may start anew.
-QUOTE_RUN_ON_RE = re.compile(r'["”](?=\s+[A-Z])\s+')
+# A closing quotation mark, then spaces and a capital, or a quotation opening on one ('... a
+# "convicted killer" "Justice has been served," says ...'): where a run-on line may start anew.
+QUOTE_RUN_ON_RE = re.compile(r'["”](?=\s+["“]?[A-Z])\s+')
 # How far back a nickname's opening quotation mark is looked for.
 MAX_QUOTE_CHARS = 60
+# A first name or title a nickname may follow ("Emrich", "Jean-Claude", "Dr."): not a label's
+# colon ('Father: "I know ..."') nor a possessive ('TV\'s "Partridge Family"'), which end a word
+# no name continues past.
+_NAME_WORD_RE = re.compile(r"[A-Z][\w.-]*")
 # Finite verbs and auxiliaries: a clause after "and" that has one early asserts a fact of its own.
 VERB_WORDS = word_list("clause_verbs")
 SUBJECT_WORDS = word_list("clause_subjects")
@@ -203,7 +208,7 @@ def _nicknames(sentence: str, closing: int) -> bool:
     window = sentence[max(0, closing - MAX_QUOTE_CHARS) : closing]
     opening = max(window.rfind('"'), window.rfind("“"))
     before = window[:opening].split()[-1:] if opening > 0 else []
-    return bool(before) and before[0][:1].isupper()
+    return bool(before) and _NAME_WORD_RE.fullmatch(before[0]) is not None
 
 
 def _trailing_markers(
@@ -262,9 +267,10 @@ def _clause_spans(answer: str, start: int, end: int, min_words: int) -> list[tup
 
 def _leads_in(before: str, words: int, states: bool) -> bool:
     """Whether the `words` words before a colon announce what follows: a statement or a clause of
-    LEAD_IN_WORDS, not a label ("**Operating System**:"); a decline naming the sections nearby
-    ("Nearby, the book covers: ...") stays whole, as it claims nothing."""
-    return (states or words >= LEAD_IN_WORDS) and not is_refusal(before)
+    LEAD_IN_WORDS, not a label ("**Operating System**:") nor the names of who speaks ("Sam Erman
+    and Nathan Perl-Rosenthal: ..."); a decline naming the sections nearby ("Nearby, the book
+    covers: ...") stays whole, as it claims nothing."""
+    return (states or words >= LEAD_IN_WORDS) and not is_refusal(before) and not names_only(before)
 
 
 def _contrasts(join: str) -> bool:
@@ -276,7 +282,7 @@ def _starts_statement(words: list[str]) -> bool:
     """ "he died in 1900", "the band split up", "died in 1900"; not "London" or "his brother"."""
     if _has_verb(words[:1]):
         return True
-    starts_subject = _bare(words[0]) in SUBJECT_WORDS or words[0][:1].isupper()
+    starts_subject = _bare(words[0]) in SUBJECT_WORDS or words[0].lstrip('"“')[:1].isupper()
     return starts_subject and _has_verb(words[1:WORDS_BEFORE_CLAUSE_VERB])
 
 
