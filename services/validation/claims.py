@@ -195,7 +195,12 @@ def _run_on_spans(answer: str, start: int, end: int) -> list[tuple[int, int]]:
             continue  # an opening quote, or 'Emrich "Imi" Lichtenfeld'
         first, after = (bisect_left(word_starts, i) for i in (piece_start, boundary.end()))
         right = [word for _, word in words[after : after + WORDS_BEFORE_CLAUSE_VERB]]
-        if verbs_before[after] > verbs_before[first] and _starts_statement(right):
+        # A highlight's subject may be long ("The 10 death row inmates being held have had ..."):
+        # after a capital, a verb anywhere in the rest of the sentence makes it a statement.
+        states_after = _starts_statement(right) or (
+            _capitalised(right[0]) and verbs_before[len(words)] > verbs_before[after]
+        )
+        if verbs_before[after] > verbs_before[first] and states_after:
             pieces.append((piece_start, boundary.start() + 1))
             piece_start = boundary.end()
     pieces.append((piece_start, len(sentence)))
@@ -282,8 +287,13 @@ def _starts_statement(words: list[str]) -> bool:
     """ "he died in 1900", "the band split up", "died in 1900"; not "London" or "his brother"."""
     if _has_verb(words[:1]):
         return True
-    starts_subject = _bare(words[0]) in SUBJECT_WORDS or words[0].lstrip('"“')[:1].isupper()
+    starts_subject = _bare(words[0]) in SUBJECT_WORDS or _capitalised(words[0])
     return starts_subject and _has_verb(words[1:WORDS_BEFORE_CLAUSE_VERB])
+
+
+def _capitalised(word: str) -> bool:
+    """ "London", '"Justice': a capital, after any opening quotation mark."""
+    return word.lstrip('"“')[:1].isupper()
 
 
 def _bare(word: str) -> str:

@@ -192,6 +192,18 @@ def test_a_run_on_line_may_open_with_a_quotation():
     ]
 
 
+def test_a_run_on_line_may_have_a_long_subject():
+    """A highlight's verb may come late ("The 10 death row inmates being held have had ...")."""
+    answer = (
+        'Officials were told to travel to the "execution island" The 10 death row inmates being '
+        "held have had their bids rejected."
+    )
+    assert texts(answer) == [
+        'Officials were told to travel to the "execution island"',
+        "The 10 death row inmates being held have had their bids rejected.",
+    ]
+
+
 def test_the_names_of_who_speaks_are_no_lead_in():
     """ "Sam Erman and Nathan Perl-Rosenthal: ..." labels a statement with its authors: cut off,
     the names would be a claim of their own that no article states."""
