@@ -3,7 +3,8 @@
 A claim is a sentence, or one clause of it when "and", ";" or a contrasting ", while" joins two
 statements that each have a verb of their own ("He was born in Paris and died in London"), or a
 lead-in ends with a colon before what it announces. A list of names joined by "and"
-stays one claim. Offsets always point into the original answer, so unsupported spans can be
+stays one claim, and so does a longer answer's sentence joined by "and" unless it cites several
+chunks (services.validation.grounding.split_answer). Offsets always point into the original answer, so unsupported spans can be
 highlighted there.
 """
 
@@ -124,8 +125,12 @@ def _words(text: str) -> list[tuple[int, str]]:
     return [(offset, "".join(chars)) for offset, chars in words]
 
 
-def split_claims(answer: str, min_clause_words: int = 3) -> list[Claim]:
-    """Claims in reading order; questions are left out (they assert nothing)."""
+def split_claims(answer: str, min_clause_words: int = 3, and_clauses: bool = True) -> list[Claim]:
+    """Claims in reading order; questions are left out (they assert nothing).
+
+    and_clauses: cut a sentence at "and" between two statements; without, only in a sentence that
+    cites several chunks, whose clauses may rest on different ones
+    (services.validation.grounding.split_answer says when)."""
     markers = find_citations(answer)
     marker_starts = [marker.start for marker in markers]
     claims = []
@@ -136,7 +141,10 @@ def split_claims(answer: str, min_clause_words: int = 3) -> list[Claim]:
         sentence = strip_citations(answer[sentence_start:sentence_end])
         if not tokens(sentence) or sentence.endswith("?"):
             continue
-        pieces = _clause_spans(answer, sentence_start, sentence_end, min_clause_words)
+        cited = {m.number for m in _markers_within(markers, marker_starts, sentence_start, sentence_end)}
+        pieces = _clause_spans(
+            answer, sentence_start, sentence_end, min_clause_words, and_clauses or len(cited) > 1
+        )
         trailing = _trailing_markers(answer, markers, marker_starts, sentence_start, sentence_end)
         leading = _leading_markers(answer, markers, marker_starts, sentence_start, sentence_end)
         for start, end in pieces:
@@ -234,9 +242,11 @@ def _markers_within(
     return tuple(markers[bisect_left(marker_starts, start) : bisect_left(marker_starts, end)])
 
 
-def _clause_spans(answer: str, start: int, end: int, min_words: int) -> list[tuple[int, int]]:
+def _clause_spans(
+    answer: str, start: int, end: int, min_words: int, and_clauses: bool = True
+) -> list[tuple[int, int]]:
     """Cuts a sentence at ";", a contrasting ", while", or "and" where both sides are statements
-    of their own.
+    of their own ("and" only with `and_clauses`).
 
     The sentence's words are found once, and each side of a join counts the words that start in
     it: cutting them out again for every join was quadratic ("a and a and ..." took seconds). A
@@ -262,7 +272,7 @@ def _clause_spans(answer: str, start: int, end: int, min_words: int) -> list[tup
                 join.group().startswith(":")
                 and _leads_in(sentence[piece_start : join.start()], last - first, states)
             )
-            or (states and _starts_statement(right))
+            or (states and _starts_statement(right) and (and_clauses or join.group().strip(" ,") != "and"))
         ):
             pieces.append((piece_start, join.start()))
             piece_start = join.end()
