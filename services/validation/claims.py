@@ -3,7 +3,8 @@
 A claim is a sentence, or one clause of it when "and", ";" or a contrasting ", while" joins two
 statements that each have a verb of their own ("He was born in Paris and died in London"), or a
 lead-in ends with a colon before what it announces. A list of names joined by "and"
-stays one claim. Offsets always point into the original answer, so unsupported spans can be
+stays one claim, and so does a longer answer's sentence joined by "and" unless it cites several
+chunks (services.validation.grounding.split_answer). Offsets always point into the original answer, so unsupported spans can be
 highlighted there.
 """
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 from services.common.text.lists import word_list
 from services.common.text.units import sentence_spans
-from services.common.text.words import tokens
+from services.common.text.words import names_only, tokens
 from services.validation.refusals import is_refusal
 
 CITATION_GROUP_RE = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
@@ -33,10 +34,15 @@ PUNCTUATION = frozenset(".,;:!?")
 CLAUSE_JOIN_RE = re.compile(
     r"(?<!\s)\s*;\s+|(?:,|(?<![\s,]))\s+and\s+|,\s+(?:while|whereas)\s+|(?<=\w):\s+(?=[A-Z])"
 )  # space runs from their start
-# A closing quotation mark, then spaces and a capital: where a run-on line may start anew.
-QUOTE_RUN_ON_RE = re.compile(r'["”](?=\s+[A-Z])\s+')
+# A closing quotation mark, then spaces and a capital, or a quotation opening on one ('... a
+# "convicted killer" "Justice has been served," says ...'): where a run-on line may start anew.
+QUOTE_RUN_ON_RE = re.compile(r'["”](?=\s+["“]?[A-Z])\s+')
 # How far back a nickname's opening quotation mark is looked for.
 MAX_QUOTE_CHARS = 60
+# A first name or title a nickname may follow ("Emrich", "Jean-Claude", "Dr."): not a label's
+# colon ('Father: "I know ..."') nor a possessive ('TV\'s "Partridge Family"'), which end a word
+# no name continues past.
+_NAME_WORD_RE = re.compile(r"[A-Z][\w.-]*")
 # Finite verbs and auxiliaries: a clause after "and" that has one early asserts a fact of its own.
 VERB_WORDS = word_list("clause_verbs")
 SUBJECT_WORDS = word_list("clause_subjects")
@@ -119,8 +125,12 @@ def _words(text: str) -> list[tuple[int, str]]:
     return [(offset, "".join(chars)) for offset, chars in words]
 
 
-def split_claims(answer: str, min_clause_words: int = 3) -> list[Claim]:
-    """Claims in reading order; questions are left out (they assert nothing)."""
+def split_claims(answer: str, min_clause_words: int = 3, and_clauses: bool = True) -> list[Claim]:
+    """Claims in reading order; questions are left out (they assert nothing).
+
+    and_clauses: cut a sentence at "and" between two statements; without, only in a sentence that
+    cites several chunks, whose clauses may rest on different ones
+    (services.validation.grounding.split_answer says when)."""
     markers = find_citations(answer)
     marker_starts = [marker.start for marker in markers]
     claims = []
@@ -131,7 +141,10 @@ def split_claims(answer: str, min_clause_words: int = 3) -> list[Claim]:
         sentence = strip_citations(answer[sentence_start:sentence_end])
         if not tokens(sentence) or sentence.endswith("?"):
             continue
-        pieces = _clause_spans(answer, sentence_start, sentence_end, min_clause_words)
+        cited = {m.number for m in _markers_within(markers, marker_starts, sentence_start, sentence_end)}
+        pieces = _clause_spans(
+            answer, sentence_start, sentence_end, min_clause_words, and_clauses or len(cited) > 1
+        )
         trailing = _trailing_markers(answer, markers, marker_starts, sentence_start, sentence_end)
         leading = _leading_markers(answer, markers, marker_starts, sentence_start, sentence_end)
         for start, end in pieces:
@@ -190,7 +203,12 @@ def _run_on_spans(answer: str, start: int, end: int) -> list[tuple[int, int]]:
             continue  # an opening quote, or 'Emrich "Imi" Lichtenfeld'
         first, after = (bisect_left(word_starts, i) for i in (piece_start, boundary.end()))
         right = [word for _, word in words[after : after + WORDS_BEFORE_CLAUSE_VERB]]
-        if verbs_before[after] > verbs_before[first] and _starts_statement(right):
+        # A highlight's subject may be long ("The 10 death row inmates being held have had ..."):
+        # after a capital, a verb anywhere in the rest of the sentence makes it a statement.
+        states_after = _starts_statement(right) or (
+            _capitalised(right[0]) and verbs_before[len(words)] > verbs_before[after]
+        )
+        if verbs_before[after] > verbs_before[first] and states_after:
             pieces.append((piece_start, boundary.start() + 1))
             piece_start = boundary.end()
     pieces.append((piece_start, len(sentence)))
@@ -203,7 +221,7 @@ def _nicknames(sentence: str, closing: int) -> bool:
     window = sentence[max(0, closing - MAX_QUOTE_CHARS) : closing]
     opening = max(window.rfind('"'), window.rfind("“"))
     before = window[:opening].split()[-1:] if opening > 0 else []
-    return bool(before) and before[0][:1].isupper()
+    return bool(before) and _NAME_WORD_RE.fullmatch(before[0]) is not None
 
 
 def _trailing_markers(
@@ -224,9 +242,11 @@ def _markers_within(
     return tuple(markers[bisect_left(marker_starts, start) : bisect_left(marker_starts, end)])
 
 
-def _clause_spans(answer: str, start: int, end: int, min_words: int) -> list[tuple[int, int]]:
+def _clause_spans(
+    answer: str, start: int, end: int, min_words: int, and_clauses: bool = True
+) -> list[tuple[int, int]]:
     """Cuts a sentence at ";", a contrasting ", while", or "and" where both sides are statements
-    of their own.
+    of their own ("and" only with `and_clauses`).
 
     The sentence's words are found once, and each side of a join counts the words that start in
     it: cutting them out again for every join was quadratic ("a and a and ..." took seconds). A
@@ -252,7 +272,7 @@ def _clause_spans(answer: str, start: int, end: int, min_words: int) -> list[tup
                 join.group().startswith(":")
                 and _leads_in(sentence[piece_start : join.start()], last - first, states)
             )
-            or (states and _starts_statement(right))
+            or (states and _starts_statement(right) and (and_clauses or join.group().strip(" ,") != "and"))
         ):
             pieces.append((piece_start, join.start()))
             piece_start = join.end()
@@ -262,9 +282,10 @@ def _clause_spans(answer: str, start: int, end: int, min_words: int) -> list[tup
 
 def _leads_in(before: str, words: int, states: bool) -> bool:
     """Whether the `words` words before a colon announce what follows: a statement or a clause of
-    LEAD_IN_WORDS, not a label ("**Operating System**:"); a decline naming the sections nearby
-    ("Nearby, the book covers: ...") stays whole, as it claims nothing."""
-    return (states or words >= LEAD_IN_WORDS) and not is_refusal(before)
+    LEAD_IN_WORDS, not a label ("**Operating System**:") nor the names of who speaks ("Sam Erman
+    and Nathan Perl-Rosenthal: ..."); a decline naming the sections nearby ("Nearby, the book
+    covers: ...") stays whole, as it claims nothing."""
+    return (states or words >= LEAD_IN_WORDS) and not is_refusal(before) and not names_only(before)
 
 
 def _contrasts(join: str) -> bool:
@@ -276,8 +297,13 @@ def _starts_statement(words: list[str]) -> bool:
     """ "he died in 1900", "the band split up", "died in 1900"; not "London" or "his brother"."""
     if _has_verb(words[:1]):
         return True
-    starts_subject = _bare(words[0]) in SUBJECT_WORDS or words[0][:1].isupper()
+    starts_subject = _bare(words[0]) in SUBJECT_WORDS or _capitalised(words[0])
     return starts_subject and _has_verb(words[1:WORDS_BEFORE_CLAUSE_VERB])
+
+
+def _capitalised(word: str) -> bool:
+    """ "London", '"Justice': a capital, after any opening quotation mark."""
+    return word.lstrip('"“')[:1].isupper()
 
 
 def _bare(word: str) -> str:

@@ -142,7 +142,18 @@ class AnswerClaims:
 
 
 def split_answer(answer: str, config: GroundingConfig) -> AnswerClaims:
-    claims = split_claims(answer, config.min_clause_words)
+    """The answer's claims. A direct answer's "and" joins two claims, each to be found phrase by
+    phrase ("He was born in Paris and died in London" from two sentences of its source); a longer
+    answer's sentence stays whole unless it cites several chunks: judged by the claim model, a
+    clause cut from its sentence lost its subject and most of its doubt, and fabricated summary
+    sentences passed as two supported halves."""
+    claims = _claims(split_claims(answer, config.min_clause_words))
+    if not is_direct_answer(claims.checkable, config):
+        claims = _claims(split_claims(answer, config.min_clause_words, and_clauses=False))
+    return claims
+
+
+def _claims(claims: list[Claim]) -> AnswerClaims:
     refusals = [claim for claim in claims if is_refusal(claim.text)]
     return AnswerClaims([claim for claim in claims if claim not in refusals], refusals)
 

@@ -218,7 +218,10 @@ def capitalised_words(text: str) -> list[tuple[str, int]]:
 
 
 _NAME = r"[A-Z][\w'’.-]*"
-_NAMES = rf"{_NAME}(?:\s+(?:and\s+|&\s+)?{_NAME}){{0,4}}"
+# Up to five names, run together or joined by "and", "&" or commas ("Meaghan Keeler-Pettigrew,
+# Stuart Bradin").
+_NAMES = rf"{_NAME}(?:(?:\s+(?:and\s+|&\s+)?|,\s+){_NAME}){{0,4}}"
+_NAMES_RE = re.compile(_NAMES)
 _SAYS = r"(?:says?|said|writes|wrote|argues|asks|notes)"
 # Who is speaking rather than what is said: a leading "Frida Ghitis:" label or "Frida Ghitis says
 # ...", a closing ", says Stefan Wolff." or "Zelizer says." An opinion piece's author is in its
@@ -229,6 +232,12 @@ ATTRIBUTION_RE = re.compile(
     rf"|(?:,|(?<![\s,]))\s+{_SAYS}\s+(?P<after>{_NAMES})\W*$"  # from a space run's start: linear
     rf"|(?:^|,\s*)(?P<before>{_NAMES})\s+{_SAYS}\W*$"
 )
+
+
+def names_only(text: str) -> bool:
+    """Whether the text is nothing but names ("Sam Erman and Nathan Perl-Rosenthal"): who speaks,
+    when a colon follows it, not what is said."""
+    return _NAMES_RE.fullmatch(text.strip(" *\"'“”")) is not None
 
 
 def attribution_span(text: str) -> tuple[int, int] | None:

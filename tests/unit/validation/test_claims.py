@@ -172,6 +172,48 @@ def test_a_quotation_running_into_the_next_statement_ends_a_sentence():
     assert claims[1].citations == [1]
 
 
+def test_a_quotation_after_a_label_or_a_possessive_is_no_nickname():
+    """A nickname follows a first name; a label's colon or a possessive ends a word no name
+    continues past, so the quotation after it can end a run-on line."""
+    assert texts('Father: "I know he went through a lot" Louis Jordan was found on his boat.') == [
+        'Father: "I know he went through a lot"',
+        "Louis Jordan was found on his boat.",
+    ]
+    assert texts('She was the youngest member of TV\'s "Partridge Family" Crough died Monday.') == [
+        'She was the youngest member of TV\'s "Partridge Family"',
+        "Crough died Monday.",
+    ]
+
+
+def test_a_run_on_line_may_open_with_a_quotation():
+    assert texts('He is now a "convicted killer" "Justice has been served," says an officer.') == [
+        'He is now a "convicted killer"',
+        '"Justice has been served," says an officer.',
+    ]
+
+
+def test_a_run_on_line_may_have_a_long_subject():
+    """A highlight's verb may come late ("The 10 death row inmates being held have had ...")."""
+    answer = (
+        'Officials were told to travel to the "execution island" The 10 death row inmates being '
+        "held have had their bids rejected."
+    )
+    assert texts(answer) == [
+        'Officials were told to travel to the "execution island"',
+        "The 10 death row inmates being held have had their bids rejected.",
+    ]
+
+
+def test_the_names_of_who_speaks_are_no_lead_in():
+    """ "Sam Erman and Nathan Perl-Rosenthal: ..." labels a statement with its authors: cut off,
+    the names would be a claim of their own that no article states."""
+    for answer in (
+        "Sam Erman and Nathan Perl-Rosenthal: It is outrageous that he is denied citizenship.",
+        "Meaghan Keeler-Pettigrew, Stuart Bradin: U.S. must rethink special forces.",
+    ):
+        assert texts(answer) == [answer]
+
+
 def test_a_quoted_name_before_a_capitalised_word_is_no_sentence_end():
     for answer in (
         'The "Publisher" Node sends messages.',

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from services.common.text.words import Analysis
-from services.validation.grounding import ContextChunk, OfflineChecker
+from services.validation.grounding import ContextChunk, OfflineChecker, split_answer
 from services.validation.grounding_config import GroundingConfig
 
 CONTEXT = [
@@ -20,6 +20,24 @@ CONTEXT = [
         "The harbour of Dunmore East was completed in 1825. Fishing boats still land herring there.",
     ),
 ]
+
+
+def test_only_a_direct_answer_or_a_sentence_citing_several_chunks_is_cut_at_and():
+    """A longer answer's clause cut at "and" loses its subject and, judged alone, most of its
+    doubt: fabricated summary sentences passed as two supported halves."""
+    config = GroundingConfig()
+    joined = "The lighthouse was automated in 1950 and its last keeper left that year"
+
+    def texts(answer: str) -> list[str]:
+        return [claim.text for claim in split_answer(answer, config).checkable]
+
+    assert texts(f"{joined}.") == ["The lighthouse was automated in 1950", "its last keeper left that year."]
+    longer = f"The lighthouse was built in 1902. {joined}."
+    assert texts(longer) == ["The lighthouse was built in 1902.", f"{joined}."]
+    assert texts(f"The lighthouse was built in 1902 [1]. {joined} [1][2].")[1:] == [
+        "The lighthouse was automated in 1950",
+        "its last keeper left that year.",
+    ]
 
 
 async def test_a_cited_supported_answer(checker):
