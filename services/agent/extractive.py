@@ -426,9 +426,10 @@ def choose_sentences(
     if weights.rare_names_near and not _names_near(candidates, best, particular):
         return []
     # An item that itself names both sides of a comparison ("README vs AGENTS.md: README is for
-    # humans ...") answers it; the items around it are other things.
-    answers_both = _names_sides(candidates[best], understood)
-    if candidates[best].items and weights.whole_lists and not understood.wants_number and not answers_both:
+    # humans ..."), or defines what the question asks about ("GitOps: Push code, Git webhook
+    # triggers deployment"), answers alone: the items around it are other things.
+    alone = _names_sides(candidates[best], understood) or (defining and bool(form[best]))
+    if candidates[best].items and weights.whole_lists and not understood.wants_number and not alone:
         listed = _whole_list(candidates[best], whole, weights)
         # A sentence of its passage, not of a list, scoring nearly as well as the item goes on
         # after the list ("tripwire_triggered — Boolean flag (True = block, False = allow)." then
@@ -480,7 +481,7 @@ def choose_sentences(
     if (
         weights.whole_lists
         and listed is not None
-        and not answers_both
+        and not alone
         and (understood.wants_list or (several and not understood.wants_number))
     ):
         # A question asking for several things, or answered by several items of one list: the

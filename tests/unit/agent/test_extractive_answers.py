@@ -890,3 +890,21 @@ def test_a_statement_opening_a_quoted_question_is_what_a_reader_asks_not_an_answ
         answered
         == "Python 3.14 made free-threading production-ready with 5-10% single-threaded overhead. [1]"
     )
+
+
+def test_an_item_defining_what_is_asked_answers_without_its_list():
+    text = (
+        "YAML manifests enable:\n- Version control: check manifests into Git and track every change\n"
+        "- Reproducibility: the same manifest gives the same Pod every time\n"
+        "- GitOps: push code and a Git webhook triggers the deployment\n"
+    )
+    similarity = {
+        "Version control: check manifests into Git and track every change": 0.5,
+        "Reproducibility: the same manifest gives the same Pod every time": 0.3,
+        "GitOps: push code and a Git webhook triggers the deployment": 0.7,
+    }
+    answered = answer("What is GitOps?", [text], similarity)
+    assert (
+        answered
+        == "YAML manifests enable [1]:\nGitOps: push code and a Git webhook triggers the deployment. [1]"
+    )
