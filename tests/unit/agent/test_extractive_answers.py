@@ -875,36 +875,43 @@ def test_a_block_title_announced_alone_is_no_answer():
     assert "ProBuilder for quick prototyping of scenes. [1]" in answered
 
 
-def test_a_statement_opening_a_quoted_question_is_what_a_reader_asks_not_an_answer():
-    text = (
-        "Ask a clarifying question:\n\n"
-        '> "You said free-threading still has overhead compared to single-threaded Python. Why?"\n\n'
-        "Python 3.14 made free-threading production-ready with 5-10% single-threaded overhead.\n"
-    )
-    similarity = {
-        '> "You said free-threading still has overhead compared to single-threaded Python.': 0.9,
-        "Python 3.14 made free-threading production-ready with 5-10% single-threaded overhead.": 0.6,
-    }
-    answered = answer("What does free-threading cost single-threaded Python?", [text], similarity)
-    assert (
-        answered
-        == "Python 3.14 made free-threading production-ready with 5-10% single-threaded overhead. [1]"
-    )
+QUOTED_PROMPT = (
+    "Ask a clarifying question:\n\n"
+    '> "You said free-threading still has overhead compared to single-threaded Python. Why?"\n\n'
+    "Python 3.14 made free-threading production-ready with 5-10% single-threaded overhead.\n"
+)
+GLOSSARY = (
+    "YAML manifests enable:\n- Version control: check manifests into Git and track every change\n"
+    "- Reproducibility: the same manifest gives the same Pod every time\n"
+    "- GitOps: push code and a Git webhook triggers the deployment\n"
+)
 
 
-def test_an_item_defining_what_is_asked_answers_without_its_list():
-    text = (
-        "YAML manifests enable:\n- Version control: check manifests into Git and track every change\n"
-        "- Reproducibility: the same manifest gives the same Pod every time\n"
-        "- GitOps: push code and a Git webhook triggers the deployment\n"
-    )
-    similarity = {
-        "Version control: check manifests into Git and track every change": 0.5,
-        "Reproducibility: the same manifest gives the same Pod every time": 0.3,
-        "GitOps: push code and a Git webhook triggers the deployment": 0.7,
-    }
-    answered = answer("What is GitOps?", [text], similarity)
-    assert (
-        answered
-        == "YAML manifests enable [1]:\nGitOps: push code and a Git webhook triggers the deployment. [1]"
-    )
+@pytest.mark.parametrize(
+    ("question", "text", "similarity", "expected"),
+    [
+        pytest.param(
+            "What does free-threading cost single-threaded Python?",
+            QUOTED_PROMPT,
+            {
+                '> "You said free-threading still has overhead compared to single-threaded Python.': 0.9,
+                "Python 3.14 made free-threading production-ready with 5-10% single-threaded overhead.": 0.6,
+            },
+            "Python 3.14 made free-threading production-ready with 5-10% single-threaded overhead. [1]",
+            id="a statement opening a quoted question is what a reader asks",
+        ),
+        pytest.param(
+            "What is GitOps?",
+            GLOSSARY,
+            {
+                "Version control: check manifests into Git and track every change": 0.5,
+                "Reproducibility: the same manifest gives the same Pod every time": 0.3,
+                "GitOps: push code and a Git webhook triggers the deployment": 0.7,
+            },
+            "YAML manifests enable [1]:\nGitOps: push code and a Git webhook triggers the deployment. [1]",
+            id="an item defining what is asked answers without its list",
+        ),
+    ],
+)
+def test_the_answer_is_what_the_book_states_of_what_is_asked(question, text, similarity, expected):
+    assert answer(question, [text], similarity) == expected
