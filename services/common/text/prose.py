@@ -55,9 +55,13 @@ _STATEMENT_RE = re.compile(
 # A verb of doing after its subject ("Templated resources use URI patterns with placeholders
 # ...:", "The bridge sends ..."): first in its line ("Use the following settings:") or after "and"
 # ("Build and run tests:") it is an instruction, after "to" a purpose.
-_DOING = r"use|provide|allow|let|enable|contain|include|define|represent|return|store|hold|handle|take|give|work|run|create|send|read|write"
+_DOING = (
+    "use", "provide", "allow", "let", "enable", "contain", "include", "define", "represent", "return",
+    "store", "hold", "handle", "take", "give", "work", "run", "create", "send", "read", "write",
+)  # fmt: skip
 _ACTION_RE = re.compile(
-    rf"(?<!\bto )\b(?:{_DOING.replace('|', 's|')}s)\b|(?<=[a-z]s )(?:{_DOING})\b", re.IGNORECASE
+    rf"(?<!\bto )\b(?:{'|'.join(verb + 's' for verb in _DOING)})\b|(?<=[a-z]s )(?:{'|'.join(_DOING)})\b",
+    re.IGNORECASE,
 )
 # A line that is a bold title and nothing else ("**Claude Code** (Anthropic)", "**Traditional (GIL)**:").
 _TITLE_LINE_RE = re.compile(r"^(?:\*\*[^*\n]+\*\*|__[^_\n]+__)(?:\s*\([^()\n]*\))?\s*:?$")
