@@ -196,6 +196,11 @@ class Analysis:
         )
 
 
+# "I'm", "I've", "I'll", "I'd": capitalised wherever they stand, and no name ("And how do I know
+# I'm ready ...?" asked about no "I'm" the book must mention).
+_FIRST_PERSON_RE = re.compile(r"i'(?:m|ve|ll|d)$")
+
+
 def capitalised_words(text: str) -> list[tuple[str, int]]:
     """Capitalised words that name something (people, places, titles, months), with offsets.
 
@@ -207,7 +212,12 @@ def capitalised_words(text: str) -> list[tuple[str, int]]:
     for match in TOKEN_RE.finditer(text):
         word = match.group()
         lowered = _strip_possessive(word.lower())
-        if not word[0].isupper() or len(lowered) < 2 or not is_content_word(lowered):
+        if (
+            not word[0].isupper()
+            or len(lowered) < 2
+            or not is_content_word(lowered)
+            or _FIRST_PERSON_RE.match(lowered)
+        ):
             continue
         if not text[: match.start()].strip(" \"'“‘([") or text[: match.start()].rstrip().endswith(":"):
             rest = text[match.end() :].lstrip(" '’s")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.common.text.words import stem
+from services.common.text.words import capitalised_words, stem
 
 
 @pytest.mark.parametrize(
@@ -34,3 +34,8 @@ def test_stemming_conflates_inflections_of_one_word(words, stem_):
 )
 def test_stemming_leaves_words_that_are_not_inflected(word, expected):
     assert stem(word) == expected
+
+
+def test_the_first_person_is_no_name_wherever_it_stands():
+    found = capitalised_words("And how do I know I'm ready? I've asked Ada, and I’ll ask Grace.")
+    assert [name for name, _ in found] == ["ada", "grace"]
