@@ -255,6 +255,12 @@ class Weights:
     whole_lists: int = 1
     max_list_items: int = 8
     list_budget_chars: int = 600
+    # A follow-up is asked with the questions it leans on ("What are the three phases of the
+    # Piggyback Protocol Pivot? And how do I know I'm ready for the last one?"): the words of the
+    # latest question count this many times those of the earlier ones, which only say what "the
+    # last one" is. Tune splits at 1 / 2 / 3 / 4: the same correct, one follow-up wrong -> partial
+    # from 2 on, and three follow-up answers keep to what was asked.
+    latest_words: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -361,7 +367,8 @@ def choose_sentences(
     if not candidates or (weights.decline_unknown_names and names_nowhere(question, passages)):
         return []
     understood = understand(last_question(question))
-    words, heading, whole_list = _word_scores(asked, candidates, passages)
+    latest = _matched_terms(Analysis(last_question(question)))
+    words, heading, whole_list = _word_scores(asked, candidates, passages, latest, weights.latest_words)
     neighbourhood = _neighbourhood(candidates, words)
     shortlist = np.argsort(-(words + neighbourhood + heading), kind="stable")[: weights.max_embedded]
     scored = {(p.number, span): score for p in passages for span, score in p.sentence_scores.items()}
@@ -1050,7 +1057,11 @@ def _meaning(
 
 
 def _word_scores(
-    asked: Analysis, candidates: Sequence[_Candidate], passages: Sequence[Passage]
+    asked: Analysis,
+    candidates: Sequence[_Candidate],
+    passages: Sequence[Passage],
+    latest: frozenset[str] = frozenset(),
+    latest_weight: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """IDF-weighted share of the question's content words in each sentence, in the heading it
     stands under in its passage (0 without one), and for a list item in its whole list."""
@@ -1060,7 +1071,7 @@ def _word_scores(
     def idf(term: str) -> float:
         return math.log(1 + total / (1 + document_frequency[term]))
 
-    wanted = {term: idf(term) for term in _matched_terms(asked)}
+    wanted = {term: idf(term) * (latest_weight if term in latest else 1.0) for term in _matched_terms(asked)}
     weight = sum(wanted.values())
     if not weight:
         return np.zeros(total), np.zeros(total), np.zeros(total)

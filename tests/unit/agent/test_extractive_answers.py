@@ -915,3 +915,13 @@ GLOSSARY = (
 )
 def test_the_answer_is_what_the_book_states_of_what_is_asked(question, text, similarity, expected):
     assert answer(question, [text], similarity) == expected
+
+
+def test_a_follow_up_is_answered_by_its_own_words_first():
+    asked = "What is the Piggyback Protocol Pivot? And how do I know a team can launch?"
+    text = (
+        "The Piggyback Protocol Pivot has three phases.\n\n"
+        "A team can launch once retention stays above ninety percent.\n"
+    )
+    answered = answer(asked, [text], {s: 0.5 for _, s in answer_sentences(text)})
+    assert answered.startswith("A team can launch once retention stays above ninety percent. [1]")
