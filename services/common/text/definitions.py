@@ -38,6 +38,9 @@ _PLAIN_RE = re.compile(
     r"[ \t]+(?:(?:is|are)[ \t]+(?:an?|the)|refers[ \t]+to|represents[ \t]+the)[ \t]",
     re.MULTILINE,
 )
+# A bold term set off by an article anywhere in a sentence: "This lesson introduces **GitOps**, a
+# radically different approach: ...", "install **uv**, a fast package manager".
+_APPOSITIVE_RE = re.compile(r"\*\*(?P<term>[^*\n:]{1,60}?)\*\*,[ \t]+(?:an?|the)[ \t]", re.IGNORECASE)
 _WORD_RE = re.compile(r"[a-z0-9][\w#+.-]*")
 
 
@@ -51,7 +54,9 @@ def term_key(term: str) -> str:
 def defined_terms(text: str) -> list[str]:
     """The keys of the terms a text defines, sorted, each once."""
     found = {
-        term_key(match.group("term")) for pattern in (_BOLD_RE, _PLAIN_RE) for match in pattern.finditer(text)
+        term_key(match.group("term"))
+        for pattern in (_BOLD_RE, _PLAIN_RE, _APPOSITIVE_RE)
+        for match in pattern.finditer(text)
     }
     return sorted(found - {""})
 

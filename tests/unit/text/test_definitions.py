@@ -12,8 +12,9 @@ def test_the_set_shapes_of_a_definition_are_found():
         "1. **ROS#**: C# implementation of ROS client for Unity\n"
         "- **Network Layer:** Handles communication between ROS 2 and Unity\n\n"
         "Gazebo is a 3D robot simulator. This is a sentence about nothing. Topics carry messages.\n"
+        "This lesson introduces **GitOps**, a radically different approach to deployments.\n"
     )
-    assert defined_terms(text) == ["agent general", "gazebo", "layer network", "ros#"]
+    assert defined_terms(text) == ["agent general", "gazebo", "gitop", "layer network", "ros#"]
 
 
 def test_a_question_asking_what_a_term_is_names_its_key():
