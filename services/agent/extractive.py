@@ -61,7 +61,7 @@ import threading
 import unicodedata
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -375,6 +375,12 @@ def choose_sentences(
     meaning = _meaning(question, candidates, shortlist, embed, scored, weights.max_labelled)
     answer_type = _answer_type(understood, asked, candidates)
     form = _answer_form(understood, candidates)
+    # ("What are the three categories of sensors?" asks for a list, which its label names.)
+    defining = understood.form.form == AnswerForm.DEFINITION and not understood.wants_list
+    if defining:
+        # A sentence about the text that defines what is asked ("This lesson introduces GitOps, a
+        # radically different approach: ...") states the definition all the same.
+        candidates = [replace(c, meta=False) if form[i] else c for i, c in enumerate(candidates)]
     meta = np.array([float(c.meta) for c in candidates])
     rank = np.array([1.0 / (1 + c.rank) for c in candidates])
     names = question_names(question)
@@ -399,8 +405,6 @@ def choose_sentences(
     silent = {i for i, c in enumerate(candidates) if _lone_title(c, whole)}
     if not understood.other_words:
         silent |= {i for i, c in enumerate(candidates) if _echoes(asked, c.analysis)}
-    # ("What are the three categories of sensors?" asks for a list, which its label names.)
-    defining = understood.form.form == AnswerForm.DEFINITION and not understood.wants_list
     defined = (
         understood.form.term if weights.term_near and defining and _plain_term(understood.form.term) else ""
     )

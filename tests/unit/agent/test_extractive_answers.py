@@ -925,3 +925,12 @@ def test_a_follow_up_is_answered_by_its_own_words_first():
     )
     answered = answer(asked, [text], {s: 0.5 for _, s in answer_sentences(text)})
     assert answered.startswith("A team can launch once retention stays above ninety percent. [1]")
+
+
+def test_a_sentence_about_the_text_that_defines_what_is_asked_answers():
+    text = (
+        "This lesson introduces GitOps, a radically different approach: you declare the desired "
+        "state of the cluster in Git.\n\nA controller watches the repository all day.\n"
+    )
+    answered = answer("What is GitOps?", [text], {s: 0.5 for _, s in answer_sentences(text)})
+    assert answered.startswith("This lesson introduces GitOps, a radically different approach")
