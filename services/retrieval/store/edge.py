@@ -199,11 +199,15 @@ class EdgeStore(EngineStore):
                 if self._has_part(name, part):
                     continue
                 shard = self._open_part(name, entry, part, qe.EdgeShard.create, config)
-                for field, prefix in indexes.items():
-                    schema = qe.KeywordIndexParams(prefix=True) if prefix else qe.PayloadSchemaType.Keyword
-                    shard.update(qe.UpdateOperation.create_field_index(field, schema))
-                shard.flush()
+                _create_indexes(shard, indexes)
             entry.last_used = time.monotonic()
+
+    def _add_indexes(self, name: str, part: Part, indexes: dict[str, bool]) -> None:
+        with self._using(name, part) as shard:
+            present = shard.info().payload_schema
+            _create_indexes(
+                shard, {field: prefix for field, prefix in indexes.items() if field not in present}
+            )
 
     def _drop_part(self, name: str, part: Part) -> None:
         entry = self._entry(name)
@@ -403,3 +407,12 @@ def _condition(condition: Condition) -> Any:
             return qe.FieldCondition(key=key, match=qe.MatchPrefix(prefix))
         case HasId(point_ids):
             return qe.HasIdCondition(set(point_ids))
+
+
+def _create_indexes(shard: qe.EdgeShard, indexes: dict[str, bool]) -> None:
+    """Keyword indexes on the payload fields (field: whether it serves prefix matches)."""
+    for field, prefix in indexes.items():
+        schema = qe.KeywordIndexParams(prefix=True) if prefix else qe.PayloadSchemaType.Keyword
+        shard.update(qe.UpdateOperation.create_field_index(field, schema))
+    if indexes:
+        shard.flush()

@@ -118,6 +118,7 @@ class EngineStore(VectorStore):
     def __init__(self) -> None:
         # Manifests never change once written, so a collection's is read from Qdrant only once.
         self._manifests: dict[str, layout.Manifest] = {}
+        self._indexes_checked: set[str] = set()
         self._create_lock = threading.Lock()
 
     # -- primitives -------------------------------------------------------------------------
@@ -132,6 +133,10 @@ class EngineStore(VectorStore):
     @abstractmethod
     def _create_parts(self, name: str, dense_dimensions: int) -> None:
         """Creates whichever part is missing, with its vectors and payload indexes."""
+
+    @abstractmethod
+    def _add_indexes(self, name: str, part: Part, indexes: dict[str, bool]) -> None:
+        """Creates those of the payload indexes (field: serves prefixes) the part does not have."""
 
     @abstractmethod
     def _drop_part(self, name: str, part: Part) -> None:
@@ -173,6 +178,11 @@ class EngineStore(VectorStore):
                     f"({manifest.dense_dimensions} dimensions), not {embedding_model} "
                     f"({dense_dimensions} dimensions): {MIXED_MODELS_ADVICE}"
                 )
+            elif name not in self._indexes_checked:
+                # A collection made before an index was added to the layout (the terms a chunk
+                # defines) gets it before the ingest that fills the field; once per process.
+                self._add_indexes(name, Part.CHUNKS, layout.CHUNK_INDEXES)
+            self._indexes_checked.add(name)
             self._manifests[name] = manifest
         return self.collection_info(name)
 

@@ -112,6 +112,17 @@ class QdrantClientStore(EngineStore):
         except UnexpectedResponse as exc:
             if exc.status_code != _HTTP_CONFLICT:  # another replica created it first: fine
                 raise
+        self._create_indexes(collection, indexes)
+
+    def _add_indexes(self, name: str, part: Part, indexes: dict[str, bool]) -> None:
+        collection = self._collection(name, part)
+        with self._calls():
+            present = self._client.get_collection(collection).payload_schema
+        self._create_indexes(
+            collection, {field: prefix for field, prefix in indexes.items() if field not in present}
+        )
+
+    def _create_indexes(self, collection: str, indexes: dict[str, bool]) -> None:
         with self._calls():
             for field, prefix in indexes.items():
                 schema = models.KeywordIndexParams(

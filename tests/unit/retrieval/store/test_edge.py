@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from services.common.errors import Unavailable
-from services.retrieval.store import SearchFilters, SearchMode
+from services.retrieval.store import SearchFilters, SearchMode, layout
 from services.retrieval.store.edge import EdgeStore
+from services.retrieval.store.engine import Part
 from tests.unit.retrieval.store.helpers import (
     COLLECTION,
     DIMS,
@@ -122,3 +123,22 @@ def test_payloads_are_cached_and_dense_vectors_quantized_also_in_a_shard_made_be
     assert chunks["payload_memory"] == "cached"
     assert chunks["quantization_config"]["scalar"]["type"] == "int8"
     assert shard_config(tmp_path, "documents")["payload_memory"] == "cached"
+
+
+def test_a_collection_made_before_an_index_existed_gets_it_at_its_next_ingest(tmp_path, monkeypatch):
+    older = {field: prefix for field, prefix in layout.CHUNK_INDEXES.items() if field != "defines"}
+    monkeypatch.setattr(layout, "CHUNK_INDEXES", older)
+    store = EdgeStore(tmp_path)
+    index_corpus(store)
+    store.close()
+    monkeypatch.undo()
+
+    reopened = EdgeStore(tmp_path)
+    try:
+        with reopened._using(COLLECTION, Part.CHUNKS) as shard:
+            assert "defines" not in shard.info().payload_schema
+        reopened.ensure_collection(COLLECTION, DIMS, MODEL)  # what an ingest does first
+        with reopened._using(COLLECTION, Part.CHUNKS) as shard:
+            assert set(shard.info().payload_schema) == set(layout.CHUNK_INDEXES)
+    finally:
+        reopened.close()
