@@ -366,9 +366,11 @@ def choose_sentences(
     candidates = _candidates(passages)
     if not candidates or (weights.decline_unknown_names and names_nowhere(question, passages)):
         return []
-    understood = understand(last_question(question))
-    latest = _matched_terms(Analysis(last_question(question)))
-    words, heading, whole_list = _word_scores(asked, candidates, passages, latest, weights.latest_words)
+    latest = last_question(question)
+    understood = understand(latest)
+    words, heading, whole_list = _word_scores(
+        asked, candidates, passages, _matched_terms(Analysis(latest)), weights.latest_words
+    )
     neighbourhood = _neighbourhood(candidates, words)
     shortlist = np.argsort(-(words + neighbourhood + heading), kind="stable")[: weights.max_embedded]
     scored = {(p.number, span): score for p in passages for span, score in p.sentence_scores.items()}
@@ -687,7 +689,7 @@ _COUNT_RE = re.compile(
 
 def _titled_by(passage: Passage, asked: Analysis) -> bool:
     """Whether the question names every content word of the passage's own section title."""
-    title = Analysis(passage.heading.rsplit(" > ", 1)[-1]).term_set
+    title = _analysis(_section_of(passage.heading)).term_set
     return bool(title) and title <= asked.term_set
 
 
@@ -1064,8 +1066,8 @@ def _word_scores(
     asked: Analysis,
     candidates: Sequence[_Candidate],
     passages: Sequence[Passage],
-    latest: frozenset[str] = frozenset(),
-    latest_weight: float = 1.0,
+    latest: frozenset[str],
+    latest_weight: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """IDF-weighted share of the question's content words in each sentence, in the heading it
     stands under in its passage (0 without one), and for a list item in its whole list."""

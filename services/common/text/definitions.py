@@ -19,22 +19,23 @@ import re
 from services.common.text.question import AnswerForm, question_form
 from services.common.text.words import STOPWORDS, stem
 
-# An optional article, then the term in bold (a colon may close inside the bold), an optional
-# aside in brackets, then a colon, a dash or a defining verb; at the start of a line (after a
-# bullet or a number) or of a sentence.
+# Where a definition opens: a line (after a blockquote's ">", a bullet or a number) or a sentence,
+# then an optional article; and the aside a term may carry ("Xacro (XML Macros) ...").
+_OPENING = r"(?:^[ \t>]*(?:[-*+]|\d+[.)])?[ \t]*|(?<=[.!?])[ \t]+)(?:(?:an?|the)[ \t]+)?"
+_ASIDE = r"(?:[ \t]*\([^()\n]{1,60}\))?"
 _DEFINING_VERBS = r"is|are|refers?\s+to|means?|stands?\s+for|represents?|describes?"
+# The term in bold (a colon may close inside the bold), its aside, then a colon, a dash or a
+# defining verb.
 _BOLD_RE = re.compile(
-    r"(?:^[ \t>]*(?:[-*+]|\d+[.)])?[ \t]*|(?<=[.!?])[ \t]+)(?:(?:an?|the)[ \t]+)?"
-    r"\*\*(?P<term>[^*\n:]{1,60}?)(?::\*\*[ \t]"
-    rf"|\*\*(?:[ \t]*\([^()\n]{{1,60}}\))?(?:[ \t]*[:—–][ \t]|[ \t]+(?:{_DEFINING_VERBS})[ \t]))",
+    rf"{_OPENING}\*\*(?P<term>[^*\n:]{{1,60}}?)(?::\*\*[ \t]"
+    rf"|\*\*{_ASIDE}(?:[ \t]*[:—–][ \t]|[ \t]+(?:{_DEFINING_VERBS})[ \t]))",
     re.IGNORECASE | re.MULTILINE,
 )
-# A plain "X is a / an / the ..." or "X refers to ..." opening a line or a sentence, X of at most
-# four words ("Gazebo is a 3D simulator", "The ROS 2 bridge is the ..."; "This is a ..." names no
-# term: its words are stop words).
+# A plain "X is a / an / the ..." or "X refers to ...", X of at most four words ("Gazebo is a 3D
+# simulator", "The ROS 2 bridge is the ..."; "This is a ..." names no term: its words are stop
+# words).
 _PLAIN_RE = re.compile(
-    r"(?:^[ \t>]*(?:[-*+]|\d+[.)])?[ \t]*|(?<=[.!?])[ \t]+)(?:(?:an?|the)[ \t]+)?"
-    r"(?P<term>[A-Za-z][\w#+.-]*(?:[ \t]+[\w#+.-]+){0,3}?)(?:[ \t]*\([^()\n]{1,60}\))?"
+    rf"{_OPENING}(?P<term>[A-Za-z][\w#+.-]*(?:[ \t]+[\w#+.-]+){{0,3}}?){_ASIDE}"
     r"[ \t]+(?:(?:is|are)[ \t]+(?:an?|the)|refers[ \t]+to|represents[ \t]+the)[ \t]",
     re.MULTILINE,
 )
