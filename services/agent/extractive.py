@@ -490,16 +490,21 @@ def choose_sentences(
             used += len(candidate.shown)
     chosen = [Pick(candidates[i].number, candidates[i].shown, candidates[i].label) for i in picks]
     listed = next((i for i in picks if candidates[i].items), None)
-    several = listed is not None and sum(candidates[i].items == candidates[listed].items for i in picks) > 1
+    several = (
+        listed is not None
+        and candidates[listed].number == candidates[best].number
+        and sum(candidates[i].items == candidates[listed].items for i in picks) > 1
+    )
     if (
         weights.whole_lists
         and listed is not None
         and not alone
         and (understood.wants_list or (several and not understood.wants_number))
     ):
-        # A question asking for several things, or answered by several items of one list: the
-        # list ("What makes a document a real specification?" and two of its five checks; not
-        # for a number, which one item or row gives).
+        # A question asking for several things, or answered by several items of one list in the
+        # best sentence's passage: the list ("What makes a document a real specification?" and
+        # two of its five checks; not for a number, which one item or row gives). Items of
+        # another passage only back the answer: an exercise's steps are no part of it.
         at = picks.index(listed)
         return chosen[:at] + _whole_list(candidates[listed], whole, weights)
     return chosen

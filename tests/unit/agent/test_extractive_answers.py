@@ -934,3 +934,21 @@ def test_a_sentence_about_the_text_that_defines_what_is_asked_answers():
     )
     answered = answer("What is GitOps?", [text], {s: 0.5 for _, s in answer_sentences(text)})
     assert answered.startswith("This lesson introduces GitOps, a radically different approach")
+
+
+def test_items_of_another_passage_backing_a_sentence_do_not_bring_their_whole_list():
+    """A list is completed around the best sentence's own passage: two items of an exercise's
+    list that back a stated answer are not a reason to quote the exercise whole (af-23's answer
+    went on with six steps of a specification)."""
+    stated = "Python 3.14 made free-threading production-ready with a small single-threaded overhead."
+    exercise = (
+        "## Specification\n- Detect whether free-threading in Python is production-ready\n"
+        "- Measure how production-ready free-threading in Python is\n- Recommend a runtime\n- Write a report\n"
+    )
+    similarity = {
+        stated: 0.9,
+        "Detect whether free-threading in Python is production-ready": 0.79,
+        "Measure how production-ready free-threading in Python is": 0.78,
+    }
+    text = answer("What made free-threading in Python production-ready?", [stated, exercise], similarity)
+    assert text.startswith(f"{stated} [1]") and "Recommend a runtime" not in text
