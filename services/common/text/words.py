@@ -23,7 +23,8 @@ NEGATIONS = word_list("negations")
 # Words that spell a number; "one" and "first" are left out: mostly pronoun and adverb.
 NUMBER_WORDS = word_map("number_words")
 
-TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+# A word keeps a "#" or "++" it ends with: C#, C++ and ROS# are other names than C and ROS.
+TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*(?:(?:\+\+|#)(?![\w#+]))?")
 NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
 ORDINAL_RE = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 

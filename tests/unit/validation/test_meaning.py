@@ -113,6 +113,29 @@ async def test_a_number_from_another_passage_is_not_supported(checker, answer):
     assert "360 is from another passage" in atlas.reason or "not about" in atlas.reason
 
 
+# module-2/unity-integration/ros2-unity-bridge.md and intro/prerequisites-setup/index.md.
+BRIDGES = """The main bridges are:
+
+1. **Unity ROS TCP Connector**: Official Unity package
+2. **ROS#**: C# implementation of ROS client for Unity
+"""
+SOFTWARE = "## Software\n\nROS 2 Humble Hawksbill is the LTS version required for this curriculum:\n"
+
+
+@pytest.mark.parametrize(
+    ("answer", "grounded"),
+    [
+        ("ROS# is a C# implementation of ROS client for Unity [1].", True),
+        # Validated at 0.90 with the 0.5B model: "ROS#" was read as "ROS".
+        ("ROS# is the LTS version required for this curriculum [2].", False),
+        ("C++ is the LTS version required for this curriculum [2].", False),
+    ],
+)
+async def test_a_name_ending_in_a_symbol_is_another_name(checker, answer, grounded):
+    result = await checker.check("What is ROS#?", answer, chunks(BRIDGES, SOFTWARE), [], None)
+    assert result.is_grounded is grounded
+
+
 @pytest.mark.parametrize(
     "answer",
     [
