@@ -19,10 +19,9 @@ import re
 from collections.abc import Iterable
 
 from services.common.text.prose import HEADING_NUMBER_RE
-from services.common.text.question import focus_terms
+from services.common.text.question import asks_for_figure, focus_terms
 from services.common.text.words import Analysis
 
-_ASKS_QUANTITY_RE = re.compile(r"\bhow (?:many|much)\b", re.IGNORECASE)
 _HEADING_LINE_RE = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 TITLES_ONLY_NOTE = "the answer only names sections of the book: it states nothing about them"
 
@@ -50,8 +49,8 @@ def missed_focus(query: str, claims: str, supporting_passages: Iterable[frozense
     stated = Analysis(claims)
     if focus and not focus & stated.term_set.union(*supporting_passages):
         return "the answer never addresses what the question asks about: " + ", ".join(sorted(focus))
-    if _ASKS_QUANTITY_RE.search(query) and not stated.numbers:
-        return "the question asks how many or how much, and the answer states no number"
+    if asks_for_figure(query) and not stated.numbers:
+        return "the question asks for a figure, and the answer states no number"
     if len(stated.numbers) > 1 and not stated.term_set:
         return "the answer lists numbers without a word of what they are"
     return ""

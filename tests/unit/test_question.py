@@ -81,6 +81,9 @@ def test_a_question_asking_for_other_words_is_recognised(query: str, expected: b
         ("What is URDF and what parts does a URDF file describe?", False, True),
         ("Which three General Agents dominate 2025?", False, True),
         ("What class does the node inherit from?", False, False),  # one class, not a plural
+        ("Within what time windows must physical AI systems respond?", True, False),  # a measurement
+        ("Which port does the TCP connection use by default?", True, False),
+        ("Which reports does the book list?", False, True),
     ],
 )
 def test_questions_asking_for_a_number_or_for_several_things(query: str, number: bool, listing: bool):

@@ -61,8 +61,14 @@ _CONCEPTUAL_CUE_RE = re.compile(
 )
 
 
+# What a measurement is asked by: "Within what time windows must ... respond?", "At what rate ...?",
+# "Which port ...?" want the figure.
+_MEASURE = (
+    r"(?:what|which) (?:time ?windows?|time ?frames?|rates?|frequenc(?:y|ies)|latenc(?:y|ies)|ports?"
+    r"|resolutions?|temperatures?|voltages?)"
+)
 _NUMBER_Q_RE = re.compile(
-    rf"\b(?:{_HOW_MUCH}|what (?:percentage|percent|number|amount)|"
+    rf"\b(?:{_HOW_MUCH}|what (?:percentage|percent|number|amount)|{_MEASURE}|"
     r"(?:what|which) (?:years?|dates?|decades?|century|centuries))\b"
     # "When did ...?" asks for a time; "what should I check when my robot falls" and "when should I
     # use X" (a condition) do not.
@@ -88,6 +94,15 @@ def wants_quantity(query: str) -> bool:
     question ("What is Zed written in, and how fast does it start?" is not one)."""
     text = " ".join(query.split())
     return bool(_QUANTITY_Q_RE.search(text)) and not _FOLLOWING_QUESTION_RE.search(text)
+
+
+_FIGURE_Q_RE = re.compile(rf"\b(?:how (?:many|much)|{_MEASURE})\b", re.IGNORECASE)
+
+
+def asks_for_figure(query: str) -> bool:
+    """A question no answer without a figure answers: how many or how much, or a measurement
+    ("Within what time windows ...?", "Which port ...?"); "how long" may be "until it completes"."""
+    return bool(_FIGURE_Q_RE.search(query))
 
 
 def wants_number(query: str) -> bool:

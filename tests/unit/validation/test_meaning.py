@@ -219,6 +219,21 @@ async def test_a_how_many_question_is_answered_by_a_number(checker):
     assert counted.answers_question
 
 
+# intro/why-physical-ai/index.md, "Key Challenges".
+CHALLENGES = """## Key Challenges
+1. **Uncertainty Management**: Real-world environments are inherently uncertain
+2. **Real-time Constraints**: Physical systems operate under strict timing requirements
+"""
+
+
+async def test_a_question_asking_for_a_measurement_is_answered_by_a_number(checker):
+    # The 0.5B model answered with the item's label alone, shown as an answer at 0.5.
+    question = "Within what time windows must physical AI systems typically respond?"
+    label = await checker.check(question, "2. Real-time Constraints [1]", chunks(CHALLENGES), [], None)
+    assert label.is_grounded and not label.answers_question
+    assert any("states no number" in note for note in label.notes)
+
+
 @pytest.mark.parametrize(
     ("question", "answer"),
     [
