@@ -469,7 +469,9 @@ def choose_sentences(
     picks = [best]
     used = len(candidates[best].shown)
     continuation = [
-        i for i in _continuation(candidates, best) if scores[i] >= weights.follow_ratio * scores[best]
+        i
+        for i in _continuation(candidates, best, _term_words(Analysis(defined)))
+        if scores[i] >= weights.follow_ratio * scores[best]
     ]
     for index in [*continuation, *order]:
         candidate = candidates[index]
@@ -1115,16 +1117,22 @@ def _matched_terms(text: Analysis) -> frozenset[str]:
     return text.term_set | {number for number in text.numbers if len(number) > 1}
 
 
-def _continuation(candidates: Sequence[_Candidate], best: int) -> list[int]:
+def _continuation(
+    candidates: Sequence[_Candidate], best: int, term: frozenset[str] = frozenset()
+) -> list[int]:
     """The sentence right after the best one in its section when it goes on about it ("This
-    requirement stems from ...", "It's a collection of tools ..."): it follows first when it scores
-    close enough, before other passages' sentences that may score higher, since it says what the
-    best one only announces (as a list item, its list answers)."""
+    requirement stems from ...", "It's a collection of tools ..."), or names again the term a
+    definition question asks about ("Unlike traditional AI ..., Physical AI works within embodied
+    systems ..." after "Physical AI represents the convergence of ..."): it follows first when it
+    scores close enough, before other passages' sentences that may score higher (restatements of
+    the definition), since it says what the best one only announces (as a list item, its list
+    answers)."""
     after = best + 1
     if after == len(candidates) or candidates[best].items:
         return []
     candidate = candidates[after]
-    goes_on = _same_section(candidate, candidates[best]) and _CONTINUES_RE.match(candidate.shown)
+    about = _CONTINUES_RE.match(candidate.shown) or (term and term <= _term_words(candidate.analysis))
+    goes_on = _same_section(candidate, candidates[best]) and about
     return [after] if goes_on and not candidate.items else []
 
 

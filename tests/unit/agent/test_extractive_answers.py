@@ -136,16 +136,33 @@ def test_a_troubleshooting_entry_is_answered_by_its_solutions_not_its_problem():
     )
 
 
-def test_a_sentence_going_on_about_the_best_one_follows_it_first():
-    must = "Physical AI systems must process information and respond within strict time constraints."
-    stems = (
+# A sentence going on about the best one ("This requirement stems from ..."), or naming again the
+# term a definition question asks about, follows it first, before another passage's sentence
+# scoring higher (for a definition, its restatement: "Physical AI represents a paradigm shift ...").
+_GOING_ON = [
+    (
+        "Why do physical AI systems have to respond in real time?",
+        "Physical AI systems must process information and respond within strict time constraints.",
         "This requirement stems from the need to interact with the physical world in a timely manner, "
-        "where delays can result in missed opportunities or safety issues."
-    )
-    elsewhere = "Physical AI systems are designed to operate in the real world, not just in simulation."
-    similarity = {must: 0.74, stems: 0.47, elsewhere: 0.76}
-    question = "Why do physical AI systems have to respond in real time?"
-    assert answer(question, [f"{must} {stems}", elsewhere], similarity).startswith(f"{must} [1] {stems} [1]")
+        "where delays can result in missed opportunities or safety issues.",
+        "Physical AI systems are designed to operate in the real world, not just in simulation.",
+        (0.74, 0.47, 0.76),
+    ),
+    (
+        "What is Physical AI?",
+        "Physical AI represents the convergence of artificial intelligence with physical systems.",
+        "Unlike traditional AI that operates in digital spaces, Physical AI works within embodied "
+        "systems that interact with the real world through sensors and actuators.",
+        "Physical AI represents a paradigm shift from traditional digital AI to embodied intelligence.",
+        (0.9, 0.6, 0.85),
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "best", "after", "elsewhere", "scores"), _GOING_ON)
+def test_a_sentence_going_on_about_the_best_one_follows_it_first(question, best, after, elsewhere, scores):
+    similarity = dict(zip((best, after, elsewhere), scores, strict=True))
+    assert answer(question, [f"{best} {after}", elsewhere], similarity).startswith(f"{best} [1] {after} [1]")
 
 
 def test_a_why_question_prefers_a_reason_and_a_how_question_a_step():
