@@ -9,7 +9,8 @@ reader must never get any of that as a checked answer. In order:
 3. an answer to deliver whose supported sentences carry no marker gets one after each, naming the
    source the validator found supporting it; a marker naming a source that does not support its
    sentence is re-pointed to one that does (else the answer is not grounded: the reader follows
-   the marker); the marked answer is validated again; an answer the validator finds grounded but not an answer (it never addresses what the
+   the marker); the marked answer is validated again (and delivered as written when its markers would unground
+   an answer that stood without them); an answer the validator finds grounded but not an answer (it never addresses what the
    question asks about: ValidateResponse.answers_question) counts as not grounded below;
 4. an answer not grounded is, under `enforce`, replaced by the extractive answer (labelled
    offline-extractive, or its decline when the passages do not answer) when that one is
@@ -156,7 +157,10 @@ class AnswerChecker:
         self, query: str, answer: str, verdict: validation_pb2.ValidateResponse, finished: AnswerFinished
     ) -> tuple[str, validation_pb2.ValidateResponse]:
         """The answer with its supported claims cited (cite_supported), and its verdict, judged as
-        the first one was (the judge's answer is computed once per run)."""
+        the first one was (the judge's answer is computed once per run). Markers never undo an
+        answer that stood without them: a marker added after a clause ends its sentence's claim
+        there ("Each event has: event [1]: Event type ...", the clause's best chunk named for the
+        whole), and the answer as written is delivered instead, its claims uncited as they were."""
         marked = cite_supported(answer, verdict)
         if marked == answer:
             return answer, verdict
@@ -165,7 +169,10 @@ class AnswerChecker:
             return answer, verdict
         if only_citations_wrong(verdict):
             remarked.notes.append(REPOINTED_NOTE)
-        return marked, await _judged_against_the_passages(remarked, finished)
+        judged = await _judged_against_the_passages(remarked, finished)
+        if stands(verdict) and not stands(judged):
+            return answer, verdict
+        return marked, judged
 
     async def _replacement(
         self, query: str, finished: AnswerFinished

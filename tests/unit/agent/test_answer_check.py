@@ -7,12 +7,14 @@ from glossator.v1 import validation_pb2
 from services.agent.answer_check import (
     OFF_TOPIC_NOTE,
     WRONG_REFUSAL_NOTE,
+    AnswerChecker,
     Checked,
     Validated,
     cite_supported,
     replacement_reason,
 )
 from services.agent.conversation import confidence
+from services.agent.events import AnswerFinished
 from services.agent.prompt import QUOTING, answer_input, build_input
 from services.agent.sessions.model import Source, ToolCallRecord, Turn
 
@@ -156,3 +158,46 @@ def test_an_answer_giving_the_reader_their_highlight_back_is_half_as_sure():
     assert confidence(checked(reworded, relevance=1.0), question, highlight) == 1.0
     # quoting the highlight is an answer when the reader asked for it, not for other words
     assert confidence(checked(echo, relevance=1.0), f"Where is this from? {highlight}", highlight) == 1.0
+
+
+class _Verdicts:
+    """A validation service stub: the verdict of each answer text it is asked about."""
+
+    def __init__(self, verdicts: dict[str, validation_pb2.ValidateResponse]) -> None:
+        self.verdicts = verdicts
+        self.asked: list[str] = []
+
+    async def Validate(self, request: validation_pb2.ValidateRequest, timeout: float):
+        self.asked.append(request.response)
+        return self.verdicts[request.response]
+
+
+async def test_markers_that_would_unground_a_standing_answer_are_not_added():
+    """The 0.5B model's copy of a passage stood uncited; the marker cite_supported added after a
+    clause ("Each event has: event [1]: Event type ...") made the validator read the sentence as
+    that chunk's claim, and the answer was replaced."""
+    answer = "Each event has: event type and data."
+    marked = "Each event has [1]: event type and data. [2]"
+    standing = validation_pb2.ValidateResponse(
+        is_grounded=True,
+        answers_question=True,
+        grounding_score=1.0,
+        threshold=1.0,
+        claims=[claim(answer, "Each event has", best=0), claim(answer, "event type and data.", best=1)],
+    )
+    failing = validation_pb2.ValidateResponse(is_grounded=False, answers_question=True, threshold=1.0)
+    service = _Verdicts({answer: standing, marked: failing})
+    checker = AnswerChecker(service, "enforce", lambda: 5.0)
+    finished = AnswerFinished(
+        answer=answer,
+        cited=[],
+        sources=[],
+        steps=[],
+        model="m",
+        generation_ms=0.0,
+        retrieval_ms=0.0,
+        not_covered=False,
+    )
+    checked = await checker.check("What does an event have?", finished)
+    assert service.asked == [answer, marked]
+    assert (checked.answer, checked.validated.status, checked.model) == (answer, "validated", "m")
