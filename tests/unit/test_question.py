@@ -84,6 +84,10 @@ def test_a_question_asking_for_other_words_is_recognised(query: str, expected: b
         ("Within what time windows must physical AI systems respond?", True, False),  # a measurement
         ("Which port does the TCP connection use by default?", True, False),
         ("Which reports does the book list?", False, True),
+        ("What are hooks in Claude Code?", False, False),  # a definition: a bare plural term
+        ("What are Dapr Actors?", False, False),
+        ("What are common mistakes?", False, True),
+        ("What are some tools for debugging?", False, True),
     ],
 )
 def test_questions_asking_for_a_number_or_for_several_things(query: str, number: bool, listing: bool):

@@ -120,11 +120,27 @@ _LIST_Q_RE = re.compile(
 )
 
 
+# "What are hooks?" asks what hooks are; "What are the three ...?" and "What are some ...?" ask
+# which ones.
+_BARE_PLURAL_Q_RE = re.compile(
+    r"^(?:(?:and|so|ok|okay)[,\s]+)?what\s+(?:are|were)\s+"
+    r"(?!(?:the|some|all|any|its|their|your|my|our|these|those)\b)",
+    re.IGNORECASE,
+)
+
+
 def wants_list(query: str) -> bool:
     """A question answered by several things ("What are the three categories ...", "Which
     callbacks does ...", "... and what parts does ...", "List the ..."): a list answers it better
-    than any one of its items. ("What class does ..." asks for one.)"""
-    return bool(_LIST_Q_RE.search(" ".join(query.split())))
+    than any one of its items. ("What class does ..." asks for one, and "What are hooks in Claude
+    Code?" for a definition: a bare plural of one word, or of names, is a term.)"""
+    text = " ".join(query.split())
+    if _BARE_PLURAL_Q_RE.match(text):
+        form = question_form(text)
+        words = form.term.split()
+        if form.form is AnswerForm.DEFINITION and (len(words) == 1 or all(w[:1].isupper() for w in words)):
+            return False
+    return bool(_LIST_Q_RE.search(text))
 
 
 _COMPARES_RE = re.compile(
