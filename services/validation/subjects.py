@@ -62,10 +62,18 @@ _PAIRED_QUESTION_RE = re.compile(
 _FRAMING = frozenset({"both", "yes", "no"})
 
 
+# "Which dog is now extinct, the Tahltan Bear Dog or the Stichelhaar?": the two a choice offers.
+_CHOICE_QUESTION_RE = re.compile(
+    r"^(?:which|who|what)\b[^,?]*,\s+(?:the\s+)?(?P<a>[^,?]+?)\s+or\s+(?:the\s+)?(?P<b>[^,?]+?)\s*\?$",
+    re.IGNORECASE,
+)
+
+
 def paired_sides(query: str) -> tuple[frozenset[str], ...]:
-    """The two things a yes/no question asks about together, as their own content words (stemmed);
-    empty when it pairs none."""
-    found = _PAIRED_QUESTION_RE.search(" ".join(query.split()))
+    """The two things a question asks about together (a yes/no question about both, or a choice
+    between two), as their own content words (stemmed); empty when it pairs none."""
+    text = " ".join(query.split())
+    found = _PAIRED_QUESTION_RE.search(text) or _CHOICE_QUESTION_RE.search(text)
     return own_terms(found.group("a"), found.group("b")) if found else ()
 
 

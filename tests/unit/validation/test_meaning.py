@@ -369,6 +369,13 @@ WRITERS = (
             "Yes, both served as Prime Minister.",
             False,
         ),
+        # A choice between the two pairs them too (record 1012: "Actually, both breeds are extinct.").
+        (
+            "Who served as Prime Minister, Robin Hobb or Winston Churchill?",
+            "Actually, both served as Prime Minister.",
+            False,
+        ),
+        ("Which one is a writer, Robin Hobb or Winston Churchill?", "Actually, both are writers.", True),
     ],
 )
 async def test_one_thing_said_of_both_must_be_said_of_each(checker, question, answer, grounded):
