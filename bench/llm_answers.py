@@ -70,6 +70,8 @@ from services.common.clients import make_channel
 
 DEFAULT_QUESTIONS = ROOT / "bench" / "questions" / "sample-docs.yaml"
 USER = "bench-llm"
+# An answer longer than this is counted: the prompts ask for one to four short sentences.
+LONG_ANSWER_CHARS = 1000
 # The note of a replaced answer names its reason (services/agent/answer_check.py).
 REPLACED_NOTE_RE = re.compile(r"was replaced \((?P<reason>[a-z_]+)\)")
 FLAGS = (  # letter, record key: the flag columns of the per-question lines
@@ -307,6 +309,10 @@ def totals(records: list[dict]) -> dict:
             "p99": round(percentile(values, 0.99), 1),
         }
 
+    # A 0.5B model often copies whole passages (up to max_answer_chars): the rule finds the answer
+    # near their start, a reader finds a wall of text.
+    lengths = [len(r["answer"]) for r in records if r["status"] == "OK"]
+    long = sum(length > LONG_ANSWER_CHARS for length in lengths)
     return {
         "questions": len(records),
         "correct": round(sum(r["correctness"] == "correct" for r in records) / len(records), 3)
@@ -332,6 +338,7 @@ def totals(records: list[dict]) -> dict:
         "first_token_ms": spread([r["first_token_ms"] for r in records if r["first_token_ms"] is not None]),
         "total_ms": spread([r["total_ms"] for r in records]),
         "models": dict(Counter(r["model"] for r in records if r["model"])),
+        "answer_chars": {"median": statistics.median(lengths) if lengths else None, "long": long},
     }
 
 
@@ -387,6 +394,8 @@ def print_totals(t: dict, out=sys.stdout) -> None:
         file=out,
     )
     print(f"answered by: {', '.join(f'{m} ({n})' for m, n in t['models'].items()) or 'no model'}", file=out)
+    chars = t["answer_chars"]
+    print(f"answers: median {chars['median']} characters, {chars['long']} over {LONG_ANSWER_CHARS}", file=out)
 
 
 @contextlib.asynccontextmanager
