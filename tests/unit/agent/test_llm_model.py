@@ -346,20 +346,21 @@ async def test_the_finish_watch_keeps_what_it_saw_when_the_client_drains_in_a_se
 
 async def test_concurrent_questions_take_turns_at_the_endpoint_within_their_deadlines(endpoint, retrieval):
     _servicer, stub = retrieval
-    endpoint.seconds = 0.3
+    endpoint.seconds = 0.5
     answerer = Answerer.from_settings(llm_settings(endpoint.url), stub)
     runs = await asyncio.gather(*(run(answerer) for _ in range(3)))
     assert endpoint.busiest == 1, "one call at a time (GLOSSATOR_AGENT_LLM_MAX_CONCURRENT_CALLS=1)"
     assert all(events[-1].answer.startswith("ROS 2 uses DDS") for events in runs)
-    # Now a call takes about 0.3 s: a question whose deadline leaves no room for the one ahead
-    # of it is refused at once, and the one ahead is answered.
+    # Now a call takes about 0.5 s: a question whose deadline leaves no room for the one ahead
+    # of it is refused at once, and the one ahead is answered. (The margins are wide: a loaded
+    # machine can hold the event loop for a tenth of a second or more.)
     ahead = asyncio.ensure_future(run(answerer))
     while endpoint.open_now == 0:
         await asyncio.sleep(0.01)
     started = time.monotonic()
     with pytest.raises(ResourceExhausted, match="model calls"):
-        await run(answerer, seconds=0.45)
-    assert time.monotonic() - started < 0.3, "refused at once, not when its deadline passed"
+        await run(answerer, seconds=0.75)
+    assert time.monotonic() - started < 0.5, "refused at once, not when its deadline passed"
     assert (await ahead)[-1].answer.startswith("ROS 2 uses DDS")
     wide = Answerer.from_settings(llm_settings(endpoint.url, llm_max_concurrent_calls=3), stub)
     await asyncio.gather(*(run(wide) for _ in range(3)))
