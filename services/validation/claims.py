@@ -26,6 +26,7 @@ CITATION_GROUP_RE = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 REVERSED_TRAILING_CITATIONS_RE = re.compile(r"(?:\][\d\s,;]+\[\s*)+")
 # A run of markers opening a line ("[2][4] ", "[1, 3] ").
 _LEADING_CITATIONS_RE = re.compile(r"[ \t]*(?:\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\][ \t]*)+")
+_ONLY_MARKERS_RE = re.compile(r"(?:\s*\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\])+\s*[:.;]?\s*")
 PUNCTUATION = frozenset(".,;:!?")
 # "; ", " and ", and the contrast of a comparison (", while", ", whereas": "the revolute rotates
 # with limits, while the continuous rotates freely" says one thing of each).
@@ -135,7 +136,12 @@ def split_claims(answer: str, min_clause_words: int = 3, and_clauses: bool = Tru
     marker_starts = [marker.start for marker in markers]
     claims = []
     spans = _lines_led_by_markers(
-        answer, [piece for span in sentence_spans(answer) for piece in _run_on_spans(answer, *span)]
+        answer,
+        [
+            piece
+            for span in _markers_kept(answer, sentence_spans(answer))
+            for piece in _run_on_spans(answer, *span)
+        ],
     )
     for sentence_index, (sentence_start, sentence_end) in enumerate(spans):
         sentence = strip_citations(answer[sentence_start:sentence_end])
@@ -152,6 +158,19 @@ def split_claims(answer: str, min_clause_words: int = 3, and_clauses: bool = Tru
             text = strip_citations(answer[start:end])
             claims.append(Claim(text, start, end, sentence_index, own or trailing or leading))
     return claims
+
+
+def _markers_kept(answer: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The sentences, markers left alone after a sentence's end joined to it: a label quoting a
+    question ('"Should I enable hooks right now?" [5]:') ends at its closing quote, and its marker
+    would otherwise cite nothing."""
+    kept: list[tuple[int, int]] = []
+    for start, end in spans:
+        if kept and _ONLY_MARKERS_RE.fullmatch(answer, start, end):
+            kept[-1] = (kept[-1][0], end)
+        else:
+            kept.append((start, end))
+    return kept
 
 
 def _lines_led_by_markers(answer: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

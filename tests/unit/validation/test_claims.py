@@ -28,6 +28,17 @@ def test_marker_after_the_period_belongs_to_the_sentence_before():
     assert [(c.text, c.citations) for c in claims] == [("He won the race.", [2]), ("She came second.", [])]
 
 
+def test_a_marker_after_a_quoted_question_belongs_to_it():
+    """A list's label quoting a question ends at its closing quote; its marker is still its own
+    (the answer check added a second one: '"Should I enable hooks right now?" [5] [5]:')."""
+    answer = '"Should I enable hooks right now?" [5]:\nUse Claude Code without any hooks. [5]'
+    claims = split_claims(answer)
+    assert [(c.text, c.citations) for c in claims] == [
+        ('"Should I enable hooks right now?":', [5]),
+        ("Use Claude Code without any hooks.", [5]),
+    ]
+
+
 def test_a_marker_opening_a_line_cites_the_sentence_after_it():
     # The 0.5B model copies the layout of its sources: "[n] text" paragraphs.
     answer = (
