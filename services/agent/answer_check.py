@@ -230,7 +230,7 @@ def cite_supported(answer: str, verdict: validation_pb2.ValidateResponse) -> str
     support it are kept, the others dropped, and when none is left its best chunk is cited. Small
     models write the marker before the sentence it cites ("[1] ROS 2 uses DDS. [2] Nodes ..."), so
     every marker within a line lands on the sentence before (one opening a line is read as citing
-    the sentence after it: services/validation/claims.py). An unsupported claim keeps its markers as written:
+    the sentences after it on that line: services/validation/claims.py). An unsupported claim keeps its markers as written:
     a marker cannot make it true, and a wrong one keeps the answer ungrounded."""
     markers = [(m.start(2) - 1, m.end()) for m in MARKER_RE.finditer(answer)]
     edits: list[tuple[int, int, str]] = []

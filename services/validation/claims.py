@@ -143,7 +143,10 @@ def split_claims(answer: str, min_clause_words: int = 3, and_clauses: bool = Tru
             for piece in _run_on_spans(answer, *span)
         ],
     )
+    line_markers: tuple[CitationMarker, ...] = ()
+    marked_line = -1
     for sentence_index, (sentence_start, sentence_end) in enumerate(spans):
+        line = answer.rfind("\n", 0, sentence_start) + 1
         sentence = strip_citations(answer[sentence_start:sentence_end])
         if not tokens(sentence) or sentence.endswith("?"):
             continue
@@ -153,10 +156,13 @@ def split_claims(answer: str, min_clause_words: int = 3, and_clauses: bool = Tru
         )
         trailing = _trailing_markers(answer, markers, marker_starts, sentence_start, sentence_end)
         leading = _leading_markers(answer, markers, marker_starts, sentence_start, sentence_end)
+        if leading:
+            line_markers, marked_line = leading, line
+        inherited = line_markers if line == marked_line else ()
         for start, end in pieces:
             own = _markers_within(markers, marker_starts, start, end)
             text = strip_citations(answer[start:end])
-            claims.append(Claim(text, start, end, sentence_index, own or trailing or leading))
+            claims.append(Claim(text, start, end, sentence_index, own or trailing or leading or inherited))
     return claims
 
 
@@ -193,7 +199,8 @@ def _leading_markers(
     answer: str, markers: list[CitationMarker], marker_starts: list[int], start: int, end: int
 ) -> tuple[CitationMarker, ...]:
     """Markers opening a sentence at the start of a line ("[1] ROS 2 uses DDS.") vouch for every
-    clause of it."""
+    clause of it (and split_claims lends them to the sentences after it on the line that cite
+    nothing themselves)."""
     indent = start
     while indent > 0 and answer[indent - 1] in " \t":
         indent -= 1

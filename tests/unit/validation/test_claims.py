@@ -39,8 +39,9 @@ def test_a_marker_after_a_quoted_question_belongs_to_it():
     ]
 
 
-def test_a_marker_opening_a_line_cites_the_sentence_after_it():
-    # The 0.5B model copies the layout of its sources: "[n] text" paragraphs.
+def test_a_marker_opening_a_line_cites_the_sentences_after_it_on_that_line():
+    # The 0.5B model copies the layout of its sources: "[n] text" paragraphs (the rest of a line
+    # was uncited, and the markers the answer check added after its clauses could unground it).
     answer = (
         "[1] Streaming sends data as it arrives. SSE is the simplest protocol.\n\n"
         "  [3][4] SSE works through proxies; the browser reconnects by itself.\nIt won the race.[2]\nA line. [5]"
@@ -48,7 +49,7 @@ def test_a_marker_opening_a_line_cites_the_sentence_after_it():
     claims = split_claims(answer)
     assert [(c.text, c.citations) for c in claims] == [
         ("Streaming sends data as it arrives.", [1]),
-        ("SSE is the simplest protocol.", []),
+        ("SSE is the simplest protocol.", [1]),
         ("SSE works through proxies", [3, 4]),
         ("the browser reconnects by itself.", [3, 4]),
         ("It won the race.", [2]),
