@@ -9,9 +9,10 @@ reader must never get any of that as a checked answer. In order:
 3. an answer to deliver whose supported sentences carry no marker gets one after each, naming the
    source the validator found supporting it; a marker naming a source that does not support its
    sentence is re-pointed to one that does (else the answer is not grounded: the reader follows
-   the marker); the marked answer is validated again (and delivered as written when its markers would unground
-   an answer that stood without them); an answer the validator finds grounded but not an answer (it never addresses what the
-   question asks about: ValidateResponse.answers_question) counts as not grounded below;
+   the marker); the marked answer is validated again (and delivered as written when its markers
+   would unground an answer that stood without them); an answer the validator finds grounded but
+   not an answer (it never addresses what the question asks about:
+   ValidateResponse.answers_question) counts as not grounded below;
 4. an answer not grounded is, under `enforce`, replaced by the extractive answer (labelled
    offline-extractive, or its decline when the passages do not answer) when that one is
    grounded, else by a statement that the book does not support an answer (delivered with the
@@ -230,8 +231,9 @@ def cite_supported(answer: str, verdict: validation_pb2.ValidateResponse) -> str
     support it are kept, the others dropped, and when none is left its best chunk is cited. Small
     models write the marker before the sentence it cites ("[1] ROS 2 uses DDS. [2] Nodes ..."), so
     every marker within a line lands on the sentence before (one opening a line is read as citing
-    the sentences after it on that line: services/validation/claims.py). An unsupported claim keeps its markers as written:
-    a marker cannot make it true, and a wrong one keeps the answer ungrounded."""
+    the sentences after it on that line: services/validation/claims.py). An unsupported claim
+    keeps its markers as written: a marker cannot make it true, and a wrong one keeps the answer
+    ungrounded."""
     markers = [(m.start(2) - 1, m.end()) for m in MARKER_RE.finditer(answer)]
     edits: list[tuple[int, int, str]] = []
     for claim in verdict.claims:

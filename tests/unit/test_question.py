@@ -99,6 +99,7 @@ def test_questions_asking_for_a_number_or_for_several_things(query: str, number:
     [
         ("How many degrees of freedom does Atlas have?", True),
         ("During which years was Honda ASIMO developed?", True),
+        ("At what rate should LiDAR scans be sent to Unity?", True),  # a measurement
         ("When does the else block of a try statement run?", False),  # a condition as often as a time
         ("What language is Zed written in, and how fast does it start?", False),  # a second question
     ],

@@ -82,7 +82,7 @@ _NAME_Q_RE = re.compile(
 
 # Cues whose answer is a quantity whatever the rest says ("when" may ask for a condition).
 _QUANTITY_Q_RE = re.compile(
-    rf"\b(?:{_HOW_MUCH}|what (?:percentage|percent|number|amount)|"
+    rf"\b(?:{_HOW_MUCH}|what (?:percentage|percent|number|amount)|{_MEASURE}|"
     r"(?:what|which) (?:years?|dates?|decades?|century|centuries))\b",
     re.IGNORECASE,
 )
