@@ -470,7 +470,7 @@ def choose_sentences(
     used = len(candidates[best].shown)
     continuation = [
         i
-        for i in _continuation(candidates, best, _term_words(Analysis(defined)))
+        for i in _continuation(candidates, best, _term_words(_analysis(defined)))
         if scores[i] >= weights.follow_ratio * scores[best]
     ]
     for index in [*continuation, *order]:
@@ -1117,9 +1117,7 @@ def _matched_terms(text: Analysis) -> frozenset[str]:
     return text.term_set | {number for number in text.numbers if len(number) > 1}
 
 
-def _continuation(
-    candidates: Sequence[_Candidate], best: int, term: frozenset[str] = frozenset()
-) -> list[int]:
+def _continuation(candidates: Sequence[_Candidate], best: int, term: frozenset[str]) -> list[int]:
     """The sentence right after the best one in its section when it goes on about it ("This
     requirement stems from ...", "It's a collection of tools ..."), or names again the term a
     definition question asks about ("Unlike traditional AI ..., Physical AI works within embodied

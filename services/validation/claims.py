@@ -24,9 +24,11 @@ CITATION_GROUP_RE = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 # The run of "[...]" groups closing a text, matched on the text reversed: searched for from the
 # left, every group of a long run was tried as the start of the run (quadratic).
 REVERSED_TRAILING_CITATIONS_RE = re.compile(r"(?:\][\d\s,;]+\[\s*)+")
+_MARKER = r"\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]"
 # A run of markers opening a line ("[2][4] ", "[1, 3] ").
-_LEADING_CITATIONS_RE = re.compile(r"[ \t]*(?:\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\][ \t]*)+")
-_ONLY_MARKERS_RE = re.compile(r"(?:\s*\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\])+\s*[:.;]?\s*")
+_LEADING_CITATIONS_RE = re.compile(rf"[ \t]*(?:{_MARKER}[ \t]*)+")
+# Markers standing alone after a sentence's end ("[5]:").
+_ONLY_MARKERS_RE = re.compile(rf"(?:\s*{_MARKER})+\s*[:.;]?\s*")
 PUNCTUATION = frozenset(".,;:!?")
 # "; ", " and ", and the contrast of a comparison (", while", ", whereas": "the revolute rotates
 # with limits, while the continuous rotates freely" says one thing of each).

@@ -22,7 +22,7 @@ import functools
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -202,12 +202,13 @@ class EdgeStore(EngineStore):
                 _create_indexes(shard, indexes)
             entry.last_used = time.monotonic()
 
+    def _payload_indexes(self, name: str, part: Part) -> Collection[str]:
+        with self._using(name, part) as shard:
+            return set(shard.info().payload_schema)
+
     def _add_indexes(self, name: str, part: Part, indexes: dict[str, bool]) -> None:
         with self._using(name, part) as shard:
-            present = shard.info().payload_schema
-            _create_indexes(
-                shard, {field: prefix for field, prefix in indexes.items() if field not in present}
-            )
+            _create_indexes(shard, indexes)
 
     def _drop_part(self, name: str, part: Part) -> None:
         entry = self._entry(name)

@@ -12,7 +12,7 @@ import binascii
 import json
 import threading
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -135,8 +135,12 @@ class EngineStore(VectorStore):
         """Creates whichever part is missing, with its vectors and payload indexes."""
 
     @abstractmethod
+    def _payload_indexes(self, name: str, part: Part) -> Collection[str]:
+        """The payload fields the part has an index on."""
+
+    @abstractmethod
     def _add_indexes(self, name: str, part: Part, indexes: dict[str, bool]) -> None:
-        """Creates those of the payload indexes (field: serves prefixes) the part does not have."""
+        """Creates the payload indexes (field: serves prefixes) on an existing part."""
 
     @abstractmethod
     def _drop_part(self, name: str, part: Part) -> None:
@@ -181,7 +185,12 @@ class EngineStore(VectorStore):
             elif name not in self._indexes_checked:
                 # A collection made before an index was added to the layout (the terms a chunk
                 # defines) gets it before the ingest that fills the field; once per process.
-                self._add_indexes(name, Part.CHUNKS, layout.CHUNK_INDEXES)
+                present = self._payload_indexes(name, Part.CHUNKS)
+                missing = {
+                    field: prefix for field, prefix in layout.CHUNK_INDEXES.items() if field not in present
+                }
+                if missing:
+                    self._add_indexes(name, Part.CHUNKS, missing)
             self._indexes_checked.add(name)
             self._manifests[name] = manifest
         return self.collection_info(name)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 import httpx
@@ -114,13 +114,12 @@ class QdrantClientStore(EngineStore):
                 raise
         self._create_indexes(collection, indexes)
 
-    def _add_indexes(self, name: str, part: Part, indexes: dict[str, bool]) -> None:
-        collection = self._collection(name, part)
+    def _payload_indexes(self, name: str, part: Part) -> Collection[str]:
         with self._calls():
-            present = self._client.get_collection(collection).payload_schema
-        self._create_indexes(
-            collection, {field: prefix for field, prefix in indexes.items() if field not in present}
-        )
+            return set(self._client.get_collection(self._collection(name, part)).payload_schema)
+
+    def _add_indexes(self, name: str, part: Part, indexes: dict[str, bool]) -> None:
+        self._create_indexes(self._collection(name, part), indexes)
 
     def _create_indexes(self, collection: str, indexes: dict[str, bool]) -> None:
         with self._calls():
