@@ -98,6 +98,8 @@ _DEFINING_RE = re.compile(
     r"|describes?)\s|:\s|\s[–—-]\s"
 )
 _DEFINED_MAX_CHARS = 80
+_PARENTHESISED_RE = re.compile(r"\(([^()]*)\)")
+_ARTICLE_RE = re.compile(r"(?:an?|the)\s", re.IGNORECASE)
 _STEP_RE = re.compile(
     r"^(?:(?:first|then|next|finally|also|now)[,\s]+)?(?:use|run|set|add|create|configure|install|call"
     r"|launch|enable|disable|check|verify|ensure|make sure|open|define|specify|build|source|start"
@@ -1187,7 +1189,8 @@ def _answer_form(question: Question, candidates: Sequence[_Candidate]) -> np.nda
     asked = question.form
     if asked.form is AnswerForm.DEFINITION:
         term = _term_words(Analysis(asked.term))
-        shaped = np.array([float(_defines(term, c.shown)) for c in candidates])
+        context = _term_words(Analysis(question.text))
+        shaped = np.array([float(_defines(term, c.shown, context)) for c in candidates])
     elif asked.form is AnswerForm.HOW:
         shaped = np.array([float(bool(_STEP_RE.search(c.shown))) for c in candidates])
     elif asked.form is AnswerForm.WHY:
@@ -1209,13 +1212,38 @@ def _term_words(text: Analysis) -> frozenset[str]:
     return frozenset(stem(word) for word in text.words if word not in STOPWORDS)
 
 
-def _defines(term: frozenset[str], sentence: str) -> bool:
+def _defines(term: frozenset[str], sentence: str, context: frozenset[str] = frozenset()) -> bool:
     """The sentence opens with the whole term and then says what it is ("rclpy is the Python
-    ...", "Topic: a named bus ...")."""
+    ...", "Topic: a named bus ..."). Its subject is the term, with nothing but the question's
+    own words around it: "A ROS 2 package is ..." defines a package, not ROS 2, and "Monitor
+    topics: ros2 topic list" is no topic. A term spelt out beside it in parentheses ("The Robot
+    Operating System (ROS) is ...", "ROS 2 (Robot Operating System 2) is ...") or after a lead-in
+    ("In AIDD, a General Agent is ...") is the subject too, and so is a term that a noun phrase
+    follows ("This lesson introduces GitOps, a radically different approach: ...", "This lesson
+    teaches Question-Driven Development (QDD): a technique ...")."""
     defining = _DEFINING_RE.search(sentence[: _DEFINED_MAX_CHARS + 20])
     if not term or not defining or defining.start() > _DEFINED_MAX_CHARS:
         return False
-    return term <= _term_words(Analysis(sentence[: defining.start()]))
+    subject = sentence[: defining.start()]
+    if not term <= _term_words(Analysis(subject)):
+        return False
+    if any(term <= _term_words(Analysis(inner)) for inner in _PARENTHESISED_RE.findall(subject)):
+        return True
+    named, _, apposition = subject.rpartition(", ")
+    if named and _ARTICLE_RE.match(apposition) and _ends_with(named, term):
+        return True
+    if _ARTICLE_RE.match(sentence, defining.end()) and _ends_with(subject, term):
+        return True
+    subjects = (subject, _PARENTHESISED_RE.sub("", subject), subject.rsplit(",", 1)[-1])
+    return any(
+        term <= words <= term | context for words in (_term_words(Analysis(part)) for part in subjects)
+    )
+
+
+def _ends_with(text: str, term: frozenset[str]) -> bool:
+    """Whether the last words of a text (but stopwords and parentheses) are the term's."""
+    words = [stem(word) for word in Analysis(_PARENTHESISED_RE.sub("", text)).words if word not in STOPWORDS]
+    return frozenset(words[-len(term) :]) == term
 
 
 def _repeats(candidate: _Candidate, chosen: _Candidate) -> bool:

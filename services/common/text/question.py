@@ -264,6 +264,12 @@ _FOLLOWING_QUESTION_RE = re.compile(r",?\s+and\s+(?:what|which|how|why|where|who
 # "the walrus operator in Python", "a handoff in the OpenAI Agents SDK": the term, then the named
 # thing it belongs to (every word capitalised or a number), which is the book's context, not the term.
 _NAMED_CONTEXT_RE = re.compile(r"\s+in\s+(?:the\s+)?[A-Z][\w.+#-]*(?:\s+(?:[A-Z][\w.+#-]*|\d[\w.]*))*$")
+# "What is ROS 2, in a nutshell?", "What is Helm, exactly?": how short an answer to give, not the term.
+_TERM_QUALIFIER_RE = re.compile(
+    r",\s*(?:in\s+(?:a\s+nutshell|short|brief|simple\s+terms|plain\s+(?:words|english)|general|practice)"
+    r"|exactly|briefly|basically|simply|really|actually)$",
+    re.IGNORECASE,
+)
 _MAX_TERM_WORDS = 6
 
 
@@ -279,7 +285,7 @@ def question_form(query: str) -> QuestionForm:
         term = next(group for group in definition.groups() if group is not None)
         # "What is URDF and what parts does it describe?": the term is URDF.
         term = _FOLLOWING_QUESTION_RE.split(term, maxsplit=1)[0].strip(" .,'\"")
-        term = _NAMED_CONTEXT_RE.sub("", term)
+        term = _NAMED_CONTEXT_RE.sub("", _TERM_QUALIFIER_RE.sub("", term))
         if term and len(term.split()) <= _MAX_TERM_WORDS and not _NOT_DEFINITION_RE.search(term):
             return QuestionForm(AnswerForm.DEFINITION, term)
     return QuestionForm(AnswerForm.OTHER)

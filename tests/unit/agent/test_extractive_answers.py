@@ -102,6 +102,30 @@ def test_a_what_is_question_prefers_the_sentence_defining_the_term():
     assert answer("What is rclpy?", [f"{about} {defining}"], similarity).startswith(defining)
 
 
+# The subject of a defining sentence is the term, with nothing but the question's words around it.
+_DEFINING_SUBJECTS = [
+    ("What is ROS 2?", "ROS 2 (Robot Operating System 2) is the next robotics framework.", True),
+    ("What is ROS?", "The Robot Operating System (ROS) is a framework for robot software.", True),
+    ("What is a General Agent?", "In AIDD, a General Agent is an agent that reasons.", True),
+    (
+        "What is GitOps?",
+        "This lesson introduces GitOps, a different approach: you declare state in Git.",
+        True,
+    ),
+    ("What is QDD?", "This lesson teaches QDD (Question-Driven Development): a technique of asking.", True),
+    ("What is ROS 2?", "A ROS 2 package is the fundamental unit of organization in ROS 2.", False),
+    ("What is a topic?", "Monitor topics: ros2 topic list shows them.", False),
+    ("What is Helm?", "A Helm chart is a directory with a specific structure.", False),
+]
+
+
+@pytest.mark.parametrize(("question", "sentence", "defines"), _DEFINING_SUBJECTS)
+def test_a_definition_is_a_sentence_whose_subject_is_the_term(question: str, sentence: str, defines: bool):
+    other = f"Later chapters come back to {question_form(question).term} with examples."
+    chosen = answer(question, [f"{other} {sentence}"], {other: 0.62, sentence: 0.6})
+    assert chosen.startswith(sentence) is defines
+
+
 def test_a_what_is_question_is_answered_only_where_the_term_is_named():
     cluster = "Cluster: A set of machines (nodes) running Kubernetes."
     service = "A Service is a Kubernetes abstraction that provides a stable address."
@@ -397,6 +421,8 @@ def test_a_labelled_figure_under_the_heading_the_question_names_answers_it():
         ("What is a handoff in the OpenAI Agents SDK?", AnswerForm.DEFINITION, "handoff"),
         ("What is a topic in ROS 2?", AnswerForm.DEFINITION, "topic"),
         ("What is progress in robotics?", AnswerForm.DEFINITION, "progress in robotics"),
+        ("What is ROS 2, in a nutshell?", AnswerForm.DEFINITION, "ROS 2"),
+        ("What is Helm, exactly?", AnswerForm.DEFINITION, "Helm"),
         ("Who was the first person to play the Master?", AnswerForm.OTHER, ""),
         ("What is the difference between topics and services?", AnswerForm.OTHER, ""),
         ("Why use launch files in ROS 2?", AnswerForm.WHY, ""),
