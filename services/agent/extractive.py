@@ -98,6 +98,8 @@ _DEFINING_RE = re.compile(
     r"|describes?)\s|:\s|\s[–—-]\s"
 )
 _DEFINED_MAX_CHARS = 80
+# How many sentences after a sentence announcing a count of things their list may start.
+_ANNOUNCED_WITHIN = 3
 _PARENTHESISED_RE = re.compile(r"\(([^()]*)\)")
 _ARTICLE_RE = re.compile(r"(?:an?|the)\s", re.IGNORECASE)
 _STEP_RE = re.compile(
@@ -468,6 +470,10 @@ def choose_sentences(
         if beside is None:
             return listed
         return [*listed, Pick(candidates[beside].number, candidates[beside].shown, candidates[beside].label)]
+    announced = _announced_list(candidates, best) if understood.wants_list else None
+    if announced is not None:
+        best_pick = Pick(candidates[best].number, candidates[best].shown, candidates[best].label)
+        return [best_pick, *_whole_list(candidates[announced], whole, weights)]
     picks = [best]
     used = len(candidates[best].shown)
     continuation = [
@@ -1134,6 +1140,23 @@ def _continuation(candidates: Sequence[_Candidate], best: int, term: frozenset[s
     about = _CONTINUES_RE.match(candidate.shown) or (term and term <= _term_words(candidate.analysis))
     goes_on = _same_section(candidate, candidates[best]) and about
     return [after] if goes_on and not candidate.items else []
+
+
+def _announced_list(candidates: Sequence[_Candidate], best: int) -> int | None:
+    """The first item of the list (or table) the best sentence announces by its count, when it
+    follows within a few sentences in its passage with that many items ("Every agent ... shares
+    the same four components." and, under the next heading, a table of four rows): the sentence
+    names how many; the list names them."""
+    count = 0 if candidates[best].items else _counted(candidates[best].shown)
+    if not count:
+        return None
+    for later in range(best + 1, min(best + 1 + _ANNOUNCED_WITHIN, len(candidates))):
+        candidate = candidates[later]
+        if candidate.number != candidates[best].number:
+            return None
+        if candidate.items:
+            return later if len(candidate.items) == count else None
+    return None
 
 
 def _entry(candidates: Sequence[_Candidate], order: Sequence[int], question: Question) -> list[int]:

@@ -569,6 +569,26 @@ def test_a_list_is_quoted_whole_under_its_lead_in():
     )
 
 
+def test_a_sentence_announcing_how_many_things_goes_on_with_the_list_naming_them():
+    announcing = "Every agent, from coding assistants to support bots, shares the same four components."
+    text = (
+        f"# Agent Architecture\n{announcing} Knowing them helps you debug agents.\n\n"
+        "## The 3+1 Architecture\n\n- **Model**: reasons about what to do next\n"
+        "- **Tools**: act on the world\n- **Orchestration**: plans and remembers\n"
+        "- **Deployment**: makes the agent accessible\n"
+    )
+    other = (
+        "An orchestration pattern defines:\n\n- Stage sequence\n- Agent roles\n"
+        "- Collaboration protocol\n- Failure handling\n- Review gates\n- Escalation\n"
+    )
+    similarity = {announcing: 0.7, "Stage sequence": 0.6}
+    assert answer("Which four components does every agent share?", [text, other], similarity) == (
+        f"{announcing} [1]\nThe 3+1 Architecture [1]:\n"
+        "Model: reasons about what to do next. [1] Tools: act on the world. [1] "
+        "Orchestration: plans and remembers. [1] Deployment: makes the agent accessible. [1]"
+    )
+
+
 def test_a_passage_that_never_names_what_the_question_asks_about_does_not_answer_it():
     # The example: "Used for ..." matches "used for", but the passage is about ROS 2 topics.
     assert answer("What is Gazebo used for?", [PATTERNS], PATTERN_SCORES) == ""
