@@ -129,14 +129,15 @@ _BARE_PLURAL_Q_RE = re.compile(
 )
 
 
-def wants_list(query: str) -> bool:
+def wants_list(query: str, form: QuestionForm | None = None) -> bool:
     """A question answered by several things ("What are the three categories ...", "Which
     callbacks does ...", "... and what parts does ...", "List the ..."): a list answers it better
     than any one of its items. ("What class does ..." asks for one, and "What are hooks in Claude
-    Code?" for a definition: a bare plural of one word, or of names, is a term.)"""
+    Code?" for a definition: a bare plural of one word, or of names, is a term.) `form` is the
+    query's question_form when the caller has it already."""
     text = " ".join(query.split())
     if _BARE_PLURAL_Q_RE.match(text):
-        form = question_form(text)
+        form = form or question_form(text)
         words = form.term.split()
         if form.form is AnswerForm.DEFINITION and (len(words) == 1 or all(w[:1].isupper() for w in words)):
             return False
@@ -312,15 +313,16 @@ class Question:
 
 def understand(query: str, selected_text: str = "") -> Question:
     """Everything the cues of this module say about a question, read once."""
+    form = question_form(query)
     return Question(
         text=query,
         type=classify_query(query, selected_text),
-        form=question_form(query),
+        form=form,
         wants_number=wants_number(query),
         wants_quantity=wants_quantity(query),
         wants_name=wants_name(query),
         other_words=asks_for_other_words(query),
-        wants_list=wants_list(query),
+        wants_list=wants_list(query, form),
         compares=compares(query),
         sides=compared_sides(query),
         focus=Analysis(query).term_set,
