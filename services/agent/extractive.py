@@ -99,7 +99,6 @@ _DEFINING_RE = re.compile(
 )
 _DEFINED_MAX_CHARS = 80
 # How many sentences after a sentence announcing a count of things their list may start.
-_ANNOUNCED_WITHIN = 3
 _PARENTHESISED_RE = re.compile(r"\(([^()]*)\)")
 _ARTICLE_RE = re.compile(r"(?:an?|the)\s", re.IGNORECASE)
 _STEP_RE = re.compile(
@@ -700,6 +699,8 @@ def _whole_list(best: _Candidate, passages: Sequence[Passage], weights: Weights)
 _COUNT_RE = re.compile(
     rf"(?<![\w.])(\d{{1,2}}|{'|'.join(w for w, n in NUMBER_WORDS.items() if n.isdigit())})(?![\w.])\s+[a-z]"
 )
+# How many sentences after one announcing a count its list may start.
+_ANNOUNCED_WITHIN = 3
 
 
 def _titled_by(passage: Passage, asked: Analysis) -> bool:
@@ -1235,7 +1236,7 @@ def _term_words(text: Analysis) -> frozenset[str]:
     return frozenset(stem(word) for word in text.words if word not in STOPWORDS)
 
 
-def _defines(term: frozenset[str], sentence: str, context: frozenset[str] = frozenset()) -> bool:
+def _defines(term: frozenset[str], sentence: str, context: frozenset[str]) -> bool:
     """The sentence opens with the whole term and then says what it is ("rclpy is the Python
     ...", "Topic: a named bus ..."). Its subject is the term, with nothing but the question's
     own words around it: "A ROS 2 package is ..." defines a package, not ROS 2, and "Monitor
@@ -1248,7 +1249,8 @@ def _defines(term: frozenset[str], sentence: str, context: frozenset[str] = froz
     if not term or not defining or defining.start() > _DEFINED_MAX_CHARS:
         return False
     subject = sentence[: defining.start()]
-    if not term <= _term_words(Analysis(subject)):
+    subject_words = _term_words(Analysis(subject))
+    if not term <= subject_words:
         return False
     if any(term <= _term_words(Analysis(inner)) for inner in _PARENTHESISED_RE.findall(subject)):
         return True
@@ -1257,9 +1259,10 @@ def _defines(term: frozenset[str], sentence: str, context: frozenset[str] = froz
         return True
     if _ARTICLE_RE.match(sentence, defining.end()) and _ends_with(subject, term):
         return True
-    subjects = (subject, _PARENTHESISED_RE.sub("", subject), subject.rsplit(",", 1)[-1])
+    others = (_PARENTHESISED_RE.sub("", subject), subject.rsplit(",", 1)[-1])
     return any(
-        term <= words <= term | context for words in (_term_words(Analysis(part)) for part in subjects)
+        term <= words <= term | context
+        for words in (subject_words, *(_term_words(Analysis(part)) for part in others))
     )
 
 
