@@ -43,7 +43,8 @@ why question whose best match is a troubleshooting entry's problem ("Issue: Unit
 lags behind ROS 2 simulation") is answered by the rest of the entry, its solutions or cause.
 A step quotes the short command it introduces ("Convert to SDF format for Gazebo: gz sdf -p
 your_robot.urdf", services/common/text/steps.py), and a lead-in whose blocks go on past its
-chunk lists the titles of the later chunks of its section that the retrieval tool found with it.
+chunk lists the titles of the later chunks of its section that the retrieval tool found with it
+(so does a sentence ending its passage that counts them: "a three-phase strategy").
 When even the best sentence barely relates to the question (in meaning and in words), the book
 does not cover it.
 Sentences are ranked as they stand in the chunk (Search's scores are keyed by their offsets) and
@@ -72,7 +73,15 @@ from services.common.text.display import display_text
 from services.common.text.prose import HEADING_NUMBER_RE, normalise, prose_sentences, sectioned_sentences
 from services.common.text.question import AnswerForm, Question, last_question, understand
 from services.common.text.units import sentence_ends
-from services.common.text.words import NUMBER_WORDS, STOPWORDS, TOKEN_RE, Analysis, capitalised_words, stem
+from services.common.text.words import (
+    NUMBER_WORDS,
+    STOPWORDS,
+    TOKEN_RE,
+    Analysis,
+    announced_count,
+    capitalised_words,
+    stem,
+)
 
 # Passages whose sentences are kept split and analysed: related questions retrieve the same chunks.
 PASSAGE_CACHE_SIZE = 2048
@@ -469,10 +478,13 @@ def choose_sentences(
         if beside is None:
             return listed
         return [*listed, Pick(candidates[beside].number, candidates[beside].shown, candidates[beside].label)]
-    announced = _announced_list(candidates, best) if understood.wants_list else None
-    if announced is not None:
+    if understood.wants_list:
         best_pick = Pick(candidates[best].number, candidates[best].shown, candidates[best].label)
-        return [best_pick, *_whole_list(candidates[announced], whole, weights)]
+        announced = _announced_list(candidates, best)
+        if announced is not None:
+            return [best_pick, *_whole_list(candidates[announced], whole, weights)]
+        if sections := _announced_sections(candidates, best, whole):
+            return [best_pick, *sections]
     picks = [best]
     used = len(candidates[best].shown)
     continuation = [
@@ -685,7 +697,7 @@ def _whole_list(best: _Candidate, passages: Sequence[Passage], weights: Weights)
         items += [(number, title) for number, title in _titles_after(best, passages) if title not in shown]
         # "four permission modes:" then four titles: a fifth section of the chunk ("Decision
         # Framework") is no mode
-        items = items[: _counted(best.label) or len(items)]
+        items = items[: announced_count(best.label) or len(items)]
     picks, used = [], 0
     for number, item in items[: weights.max_list_items]:
         if picks and used + len(item) > weights.list_budget_chars:
@@ -695,10 +707,6 @@ def _whole_list(best: _Candidate, passages: Sequence[Passage], weights: Weights)
     return picks
 
 
-# A count before a word: "four permission modes", "3 components" (not "Python 3.14").
-_COUNT_RE = re.compile(
-    rf"(?<![\w.])(\d{{1,2}}|{'|'.join(w for w, n in NUMBER_WORDS.items() if n.isdigit())})(?![\w.])\s+[a-z]"
-)
 # How many sentences after one announcing a count its list may start.
 _ANNOUNCED_WITHIN = 3
 
@@ -714,16 +722,6 @@ def _lone_title(candidate: _Candidate, passages: Sequence[Passage]) -> bool:
     project for robotics visualization:" above "### Unity Settings for Robotics" only): a list of
     one title names nothing; its block's sentences answer instead."""
     return candidate.runs_on and len(candidate.items) == 1 and not _titles_after(candidate, passages)
-
-
-def _counted(label: str) -> int:
-    """How many things a lead-in says it announces ("offers four permission modes": 4), 0 when
-    it names no count of two to twenty."""
-    for match in _COUNT_RE.finditer(label.lower()):
-        count = int(NUMBER_WORDS.get(match.group(1), match.group(1)))
-        if 2 <= count <= 20:
-            return count
-    return 0
 
 
 def _titles_after(best: _Candidate, passages: Sequence[Passage]) -> list[tuple[int, str]]:
@@ -1148,7 +1146,7 @@ def _announced_list(candidates: Sequence[_Candidate], best: int) -> int | None:
     follows within a few sentences in its passage with that many items ("Every agent ... shares
     the same four components." and, under the next heading, a table of four rows): the sentence
     names how many; the list names them."""
-    count = 0 if candidates[best].items else _counted(candidates[best].shown)
+    count = 0 if candidates[best].items else announced_count(candidates[best].shown)
     if not count:
         return None
     for later in range(best + 1, min(best + 1 + _ANNOUNCED_WITHIN, len(candidates))):
@@ -1158,6 +1156,22 @@ def _announced_list(candidates: Sequence[_Candidate], best: int) -> int | None:
         if candidate.items:
             return later if len(candidate.items) == count else None
     return None
+
+
+def _announced_sections(
+    candidates: Sequence[_Candidate], best: int, passages: Sequence[Passage]
+) -> list[Pick]:
+    """The titles of the sections the best sentence announces by its count when it ends its
+    passage ("Enter the Piggyback Protocol Pivot (PPP): a three-phase strategy ..." and, in the
+    chunks the retrieval tool fetched after it, "Phase 1: ...", "Phase 2: ...", "Phase 3: ..."):
+    the first that many subsections after it, when the retrieved passages hold as many."""
+    chosen = candidates[best]
+    last = best + 1 == len(candidates) or candidates[best + 1].number != chosen.number
+    count = 0 if chosen.items or not last else announced_count(chosen.shown)
+    titles = _titles_after(chosen, passages)
+    if not count or len(titles) < count:
+        return []
+    return [Pick(number, title) for number, title in titles[:count]]
 
 
 def _entry(candidates: Sequence[_Candidate], order: Sequence[int], question: Question) -> list[int]:

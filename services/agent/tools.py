@@ -8,8 +8,9 @@ defaults of the request, the absolute deadline every Search must finish by, and 
 far. Sources are numbered 1.. across all calls of a run and deduplicated by chunk_id, so a number
 the model cites names exactly one retrieved chunk; each is kept as a Passage (passages.py), which
 the answerers read, and the model gets a rendering of them. A chunk cut among the blocks a
-lead-in in it announces ("four permission modes:" above "### Mode 1") brings the chunks of the
-section's later blocks with it (one more Search, filtered by document and section). A failed
+lead-in in it announces ("four permission modes:" above "### Mode 1"), or ending with a count
+of what follows ("a three-phase strategy" above "## Phase 1"), brings the first chunk of each of
+the section's later blocks with it (one more Search, filtered by document and section). A failed
 Search is not an exception: the model is told in words, the client gets a ToolError event. Until
 a search of the run has found anything, a failure that no rewording can fix ends the run with its
 status instead (fail closed): a missing collection is NOT_FOUND, retrieval down or overloaded
@@ -20,7 +21,7 @@ search the book" as a successful answer.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -34,15 +35,17 @@ from services.agent.passages import Passage, render
 from services.agent.sessions.model import Source
 from services.common.contract_limits import DEFAULT_TOP_K, MAX_EXTRACT_CHARS, MAX_QUERY_CHARS
 from services.common.errors import DeadlineExceeded, GlossatorError, Reason, Unavailable, collection_not_found
-from services.common.text.prose import blocks_run_on
+from services.common.text.prose import blocks_run_on, sections_counted
 
 TOOL_NAME = "retrieval_tool"
 # Below this much time left, a Search cannot usefully run: fail fast instead of timing out.
 MIN_CALL_SECONDS = 0.05
-# Chunks cut among the blocks they announce that a search looks past (one more Search each), and
-# the blocks it looks for (a lead-in's list is quoted up to Weights.max_list_items).
-MAX_BLOCK_SEARCHES = 1
+# Chunks cut among the blocks they announce that a search looks past (one more Search each), the
+# blocks it keeps (a lead-in's list is quoted up to Weights.max_list_items), and the chunks of the
+# section it reads to find the first of each block (a section of 19 chunks holds three phases).
+MAX_BLOCK_SEARCHES = 2
 MAX_BLOCKS = 8
+MAX_BLOCK_CHUNKS = 20
 # Tool outputs are kept this long in the session history.
 MAX_RECORDED_OUTPUT_CHARS = 2000
 
@@ -245,17 +248,19 @@ async def _blocks_after(
 ) -> list[common_pb2.ScoredChunk]:
     """The chunks that go on with blocks a found chunk announces and is cut after ("Claude Agent
     SDK offers four permission modes:" above "### Mode 1: default", the other modes in the chunks
-    after it): one more Search, within its document and section, for the chunks of the
-    subsections that follow it. Best effort: a failed or late search adds nothing."""
+    after it; "... a three-phase strategy ..." above "## Phase 1: ..."): one more Search, within
+    its document and section, for the first chunk of each subsection that follows it. Blocks a
+    count announces are taken when there are as many (a paragraph ending "... at ten hertz."
+    announces no ten sections). Best effort: a failed or late search adds nothing."""
     found: list[common_pb2.ScoredChunk] = []
     known = {scored.chunk.chunk_id for scored in results}
-    for scored in islice((r for r in results if runs_on(r.chunk)), MAX_BLOCK_SEARCHES):
+    for scored, counted in islice(_running_on(results), MAX_BLOCK_SEARCHES):
         chunk = scored.chunk
         remaining = state.deadline - time.monotonic()
         if remaining < MIN_CALL_SECONDS:
             break
         follow = retrieval_pb2.SearchRequest(
-            collection=request.collection, query=request.query, top_k=MAX_BLOCKS, min_relevance=0.0
+            collection=request.collection, query=request.query, top_k=MAX_BLOCK_CHUNKS, min_relevance=0.0
         )
         follow.filters["document_id"] = chunk.document_id
         follow.filters["section"] = chunk.section_title
@@ -263,22 +268,40 @@ async def _blocks_after(
             reply = await state.retrieval.Search(follow, timeout=min(state.call_timeout_s, remaining))
         except grpc.aio.AioRpcError:
             continue
-        path = list(chunk.section_path)
-        for block in sorted(reply.results, key=lambda r: r.chunk.chunk_index):
-            subsection = (
-                list(block.chunk.section_path[:-1]) == path and block.chunk.chunk_index > chunk.chunk_index
-            )
-            if subsection and block.chunk.chunk_id not in known:
-                known.add(block.chunk.chunk_id)
-                found.append(block)
+        blocks = _first_of_each_subsection(chunk, reply.results, known)[: counted or MAX_BLOCKS]
+        if len(blocks) >= counted:
+            known.update(block.chunk.chunk_id for block in blocks)
+            found += blocks
     return found
 
 
-def runs_on(chunk: common_pb2.Chunk) -> bool:
-    """Whether a chunk ends among blocks that a lead-in in it announces, before its document ends."""
-    if chunk.chunk_index + 1 >= chunk.total_chunks or not chunk.section_title:
-        return False
-    return blocks_run_on(chunk.text)
+def _running_on(results: Sequence[common_pb2.ScoredChunk]) -> Iterator[tuple[common_pb2.ScoredChunk, int]]:
+    """The found chunks whose blocks go on after them, each with how many blocks it counts (0:
+    a lead-in's blocks, as many as there are)."""
+    for scored in results:
+        chunk = scored.chunk
+        if chunk.chunk_index + 1 >= chunk.total_chunks or not chunk.section_title:
+            continue
+        if blocks_run_on(chunk.text):
+            yield scored, 0
+        elif counted := sections_counted(chunk.text):
+            yield scored, counted
+
+
+def _first_of_each_subsection(
+    chunk: common_pb2.Chunk, section: Sequence[common_pb2.ScoredChunk], known: set[str]
+) -> list[common_pb2.ScoredChunk]:
+    """Of a section's chunks, the first of each subsection one level under the chunk's, after it,
+    in document order."""
+    path = list(chunk.section_path)
+    titles: set[str] = set()
+    firsts = []
+    for block in sorted(section, key=lambda r: r.chunk.chunk_index):
+        after = list(block.chunk.section_path[:-1]) == path and block.chunk.chunk_index > chunk.chunk_index
+        if after and block.chunk.section_title not in titles and block.chunk.chunk_id not in known:
+            titles.add(block.chunk.section_title)
+            firsts.append(block)
+    return firsts
 
 
 # Search failures the model can do something about (its own bad arguments); every other one ends

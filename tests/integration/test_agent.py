@@ -467,24 +467,24 @@ FILLER = " ".join(
 )
 
 
+async def _ask_top_chunk(suite, folder, question: str):
+    """Ingests the folder into a new collection and asks the question with top_k 1: the
+    question's search finds one chunk, and the retrieval tool whatever goes on after it."""
+    collection = f"blocks-{uuid.uuid4().hex[:8]}"
+    options = retrieval_pb2.IngestOptions(collection=collection, base_url=BASE_URL)
+    async for _ in ingest(suite.retrieval, ingest_requests(options, async_iter(read_folder(folder)))):
+        pass
+    events = await _stream(suite.agent, query=question, user_id="alice", collection=collection, top_k=1)
+    return events[-1].completed.response
+
+
 async def test_a_lead_in_whose_blocks_go_on_in_later_chunks_is_answered_with_all_their_titles(
     suite, tmp_path
 ):
     """ "The SDK offers four permission modes:" is cut from three of its modes by the chunker: the
     retrieval tool looks in the section's later chunks, and the answer lists the four."""
     (tmp_path / "modes.md").write_text(MODES.format(filler=FILLER))
-    collection = f"blocks-{uuid.uuid4().hex[:8]}"
-    options = retrieval_pb2.IngestOptions(collection=collection, base_url=BASE_URL)
-    async for _ in ingest(suite.retrieval, ingest_requests(options, async_iter(read_folder(tmp_path)))):
-        pass
-    events = await _stream(
-        suite.agent,
-        query="What permission modes does the Agent SDK offer?",
-        user_id="alice",
-        collection=collection,
-        top_k=1,  # the question's search finds the lead-in's chunk alone
-    )
-    response = events[-1].completed.response
+    response = await _ask_top_chunk(suite, tmp_path, "What permission modes does the Agent SDK offer?")
     titles = ["Mode 1: default.", "Mode 2: acceptEdits.", "Mode 3: bypassPermissions.", "Mode 4: plan."]
     assert response.answer.startswith(
         "The Agent SDK offers four permission modes, each representing a different trust boundary ["
@@ -492,4 +492,67 @@ async def test_a_lead_in_whose_blocks_go_on_in_later_chunks_is_answered_with_all
     assert all(title in response.answer for title in titles), response.answer
     assert "Choosing a mode" not in response.answer  # four modes are announced, not five sections
     assert len({s.chunk_index for s in response.sources}) >= 3
+    assert response.grounding.is_grounded, response.grounding
+
+
+PHASES = """# The Piggyback Protocol Pivot
+
+Now comes the critical piece: how do you enter a vertical market on your own?
+
+Enter the Piggyback Protocol Pivot: a three-phase strategy that lets you piggyback on incumbents, build defensibility, then pivot.
+
+![Timeline of the three phases](https://example.org/ppp.png)
+
+## Phase 1: Infrastructure Layering
+
+{phased}
+
+{phased}
+
+{phased}
+
+{phased}
+
+{phased}
+
+## Phase 2: Market Validation
+
+{phased}
+
+{phased}
+
+{phased}
+
+{phased}
+
+{phased}
+
+## Phase 3: Strategic Pivot
+
+{filler}
+
+## Why It Beats Direct Competition
+
+{filler}
+"""
+
+
+async def test_a_paragraph_counting_the_sections_after_its_chunk_is_answered_with_their_titles(
+    suite, tmp_path
+):
+    """ "... a three-phase strategy ..." ends its chunk; each phase is a section of several chunks:
+    the retrieval tool fetches the first chunk of each section after it (not the chunks most like
+    the question: those are all of the first two phases), and the answer names the three phases
+    (not the fourth section)."""
+    phased = " ".join(
+        f"In this phase of the Piggyback Protocol Pivot you take step {n} of many towards the market."
+        for n in range(1, 9)
+    )
+    (tmp_path / "ppp.md").write_text(PHASES.format(filler=FILLER, phased=phased))
+    response = await _ask_top_chunk(
+        suite, tmp_path, "What are the three phases of the Piggyback Protocol Pivot?"
+    )
+    titles = ["Phase 1: Infrastructure Layering.", "Phase 2: Market Validation.", "Phase 3: Strategic Pivot."]
+    assert all(title in response.answer for title in titles), response.answer
+    assert "Direct Competition" not in response.answer
     assert response.grounding.is_grounded, response.grounding

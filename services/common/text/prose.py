@@ -38,7 +38,7 @@ from services.common.text.display import display_text
 from services.common.text.steps import step_readings
 from services.common.text.tables import table_rows
 from services.common.text.units import LIST_BULLET_RE, PROSE_KINDS, Unit, UnitKind, sentence_units
-from services.common.text.words import TOKEN_RE, Analysis
+from services.common.text.words import TOKEN_RE, Analysis, announced_count
 
 MIN_SENTENCE_WORDS = 3
 MIN_LIST_ITEM_WORDS = 5
@@ -230,6 +230,16 @@ def blocks_run_on(text: str) -> bool:
     """Whether the text ends among headed blocks a lead-in in it announces (a chunk cut after
     "### Mode 1: default" below "... four permission modes:"): the chunks after it go on."""
     return any(runs_on for _, _, runs_on in _announced_titles(text, sentence_units(text)).values())
+
+
+def sections_counted(text: str) -> int:
+    """How many things the last paragraph of the text (an image or a link line may follow it)
+    says there are ("Enter the Piggyback Protocol Pivot: a three-phase strategy ...", and the
+    sections after the chunk are "Phase 1: ..." to "Phase 3: ..."), 0 when it counts nothing."""
+    units = sentence_units(text)
+    shown = (u for u in reversed(units) if u.kind not in (UnitKind.LINK_LINE, UnitKind.MARKUP))
+    last = next(shown, None)
+    return announced_count(text[last.start : last.end]) if last and last.kind == UnitKind.PARAGRAPH else 0
 
 
 def _announced_titles(

@@ -258,3 +258,25 @@ def attribution_span(text: str) -> tuple[int, int] | None:
         return None
     group = next(name for name in ("label", "lead", "after", "before") if match.group(name))
     return match.span(group)
+
+
+# A count before a word: "four permission modes", "a three-phase plan", "3 components" (not
+# "Python 3.14", "the second phase", "twice a day"; a dozen is rarely exact).
+_ORDINALS = frozenset({"second", "third", "twice", "dozen"})
+_CARDINALS = [
+    w for w, n in NUMBER_WORDS.items() if n.isdigit() and not w.endswith("th") and w not in _ORDINALS
+]
+_COUNT_RE = re.compile(
+    rf"(?<![\w.])(\d{{1,2}}|{'|'.join(_CARDINALS)})"
+    r"(?![\w.])(?:\s+|-)[a-z]"
+)
+
+
+def announced_count(text: str) -> int:
+    """How many things a text says there are ("offers four permission modes": 4, "a three-phase
+    strategy": 3), 0 when it names no count of two to twenty."""
+    for match in _COUNT_RE.finditer(text.lower()):
+        count = int(NUMBER_WORDS.get(match.group(1), match.group(1)))
+        if 2 <= count <= 20:
+            return count
+    return 0

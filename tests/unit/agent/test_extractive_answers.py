@@ -922,6 +922,42 @@ def test_a_fetched_block_answers_a_question_naming_its_title():
     assert answered == "Templated resources use address patterns with placeholders the client fills in. [2]"
 
 
+async def test_a_sentence_counting_the_sections_after_it_goes_on_with_their_titles():
+    intro = (
+        "# The Piggyback Protocol Pivot\nNow comes the critical piece: how do you enter a vertical market?\n\n"
+        "Enter the Piggyback Protocol Pivot (PPP): a three-phase strategy that lets you piggyback on "
+        "incumbents, build defensibility, then pivot to strategic control.\n"
+    )
+    sections = [
+        ("Phase 1: Infrastructure Layering", "You build the bridge between incumbent systems."),
+        ("Phase 2: Market Validation", "You sign up your first customers."),
+        ("Phase 3: Strategic Pivot", "You layer agents on the bridge."),
+        ("Why PPP Beats Direct Competition", "Incumbents own the customers."),
+    ]
+
+    def passage(number: int, heading: str, text: str, score: float, **fields) -> Passage:
+        scores = {span: score for span, _ in answer_sentences(text)}
+        return Passage(number, heading, text, url="https://example.org/ppp", sentence_scores=scores, **fields)
+
+    found = [passage(1, "PPP", intro, 0.7, position=0)]
+    fetched = [
+        passage(n, f"PPP > {title}", f"## {title}\n{body}\n", 0.2, position=n, continues=True)
+        for n, (title, body) in enumerate(sections, start=2)
+    ]
+    question = "What are the three phases of the Piggyback Protocol Pivot?"
+    text = compose_answer(choose_sentences(question, found + fetched, refuse, Weights(max_labelled=0)))
+    assert text.endswith(
+        "then pivot to strategic control. [1] Phase 1: Infrastructure Layering. [2] "
+        "Phase 2: Market Validation. [3] Phase 3: Strategic Pivot. [4]"
+    )
+    chunks = [ContextChunk(str(p.number), p.text) for p in found + fetched]
+    verdict = await OfflineChecker().check("", text, chunks, [], None)
+    assert verdict.is_grounded and verdict.citations_valid == verdict.citations_found
+    # fewer sections found than it counts: the sentence alone
+    alone = compose_answer(choose_sentences(question, found + fetched[:2], refuse, Weights(max_labelled=0)))
+    assert alone.endswith("then pivot to strategic control. [1]")
+
+
 def test_a_block_title_announced_alone_is_no_answer():
     text = (
         "Setting up a Unity project for robotics visualization:\n### Unity Settings for Robotics\n"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.common.text.prose import normalise, prose_sentences, sectioned_sentences
+from services.common.text.prose import normalise, prose_sentences, sectioned_sentences, sections_counted
 
 
 def test_prose_sentences_are_offsets_into_the_text_without_code_headings_or_fragments():
@@ -248,3 +248,13 @@ def test_a_command_continued_on_the_next_line_is_one_command():
     assert [s.reading for s in sectioned_sentences(text, for_answers=True)] == [
         "Upgrade staging: `helm upgrade api ./chart -f values-staging.yaml`"
     ]
+
+
+def test_a_text_ending_with_a_paragraph_that_counts_says_how_many_sections_follow():
+    counting = (
+        "# PPP\nEnter the PPP: a three-phase strategy that lets you pivot.\n\n![The three phases](ppp.png)\n"
+    )
+    assert sections_counted(counting) == 3
+    assert sections_counted(counting.replace("three-phase", "careful")) == 0
+    # a list after the count names the things in the text itself
+    assert sections_counted(f"{counting}\n- Layering\n- Validation\n- Pivot\n") == 0

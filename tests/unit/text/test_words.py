@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.common.text.words import capitalised_words, stem
+from services.common.text.words import announced_count, capitalised_words, stem
 
 
 @pytest.mark.parametrize(
@@ -39,3 +39,19 @@ def test_stemming_leaves_words_that_are_not_inflected(word, expected):
 def test_the_first_person_is_no_name_wherever_it_stands():
     found = capitalised_words("And how do I know I'm ready? I've asked Ada, and I’ll ask Grace.")
     assert [name for name, _ in found] == ["ada", "grace"]
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("The SDK offers four permission modes:", 4),
+        ("Enter the PPP: a three-phase strategy that lets you pivot.", 3),
+        ("It has 3 components.", 3),
+        ("Python 3.14 made it production-ready.", 0),
+        ("One tool does it all.", 0),
+        ("The second phase and the fifth step come twice a day.", 0),
+        ("Forty-two agents in 100 steps.", 0),
+    ],
+)
+def test_a_text_says_how_many_things_there_are(text, count):
+    assert announced_count(text) == count
