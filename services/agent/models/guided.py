@@ -51,6 +51,7 @@ from services.agent.config import ANSWER_CONTEXT_CHARS
 from services.agent.extractive import (
     ExtractiveAnswerer,
     Pick,
+    is_list,
     is_meta_section,
     is_meta_sentence,
     shown_sentence,
@@ -182,10 +183,11 @@ class GuidedModel(Model):
             offered = [] if answering else tools
             echoes = EchoFilter(())
             if answering:
-                framing = answer_prompt(question)
-                system_instructions = framing.instructions
                 found = list(self._run.passages.values()) if self._run is not None else []
-                passages = focused(found, self.context_chars, await self._picks(question, found))
+                picks = await self._picks(question, found)
+                framing = answer_prompt(question, listed=is_list(picks))
+                system_instructions = framing.instructions
+                passages = focused(found, self.context_chars, picks)
                 searched = self._run is not None and self._run.searched
                 items = answer_input(
                     items, passages, search_failed=bool(outputs) and not searched, prompt=framing
