@@ -5,7 +5,8 @@ reader must never get any of that as a checked answer. In order:
 1. the answer is validated against everything retrieved (no sources: nothing can support it);
 2. the extractive answerer reads the same passages as a judge of whether they answer the question
    at all: a refusal ("the book does not cover this") is grounded only when they do not, and an
-   answer (even one quoting them) only when they do;
+   answer (even one quoting them) only when they do; an answer giving a reader's highlight back
+   when they asked for it in other words is not grounded when the judge's answer says more;
 3. an answer to deliver whose supported sentences carry no marker gets one after each, naming the
    source the validator found supporting it; a marker naming a source that does not support its
    sentence is re-pointed to one that does (else the answer is not grounded: the reader follows
@@ -21,7 +22,7 @@ reader must never get any of that as a checked answer. In order:
 So an answer is validated once, twice (once more when markers were added or re-pointed, or for
 its stand-in), or three times (re-pointed markers that did not ground it, then its stand-in).
 An empty answer (the model wrote only withheld text) is replaced the same way under any policy.
-A replacement is never silent: its reason (empty, not_grounded, off_topic, wrong_refusal,
+A replacement is never silent: its reason (empty, not_grounded, off_topic, wrong_refusal, echo,
 not_an_answer) leads the note it is delivered with, the log line `answer_replaced` and the counter
 glossator_answers_replaced_total{reason}. A model that is slow or cut off is not a reason: that
 run fails with its status (DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE) before this check.
@@ -47,6 +48,7 @@ from services.agent.sessions import Grounding, Source
 from services.common.errors import Reason, Unavailable
 from services.common.logging import get_logger
 from services.common.metrics import ANSWERS_REPLACED, observe_stage
+from services.common.text.repeats import repeats
 
 log = get_logger("glossator.answer_check")
 
@@ -57,6 +59,7 @@ NOT_SUPPORTED_ANSWER = (
 )
 WRONG_REFUSAL_NOTE = "the answer declines, but the retrieved passages answer the question"
 OFF_TOPIC_NOTE = "none of the retrieved passages answers the question, so neither can the answer"
+ECHO_NOTE = "the reader asked for other words, and the answer gives their highlight back"
 NOT_AN_ANSWER_REASON = "grounded, but it does not address what the question asks about"
 REPOINTED_NOTE = "citation markers were re-pointed to the sources that support their sentences"
 
@@ -109,10 +112,13 @@ class AnswerChecker:
         validation: validation_pb2_grpc.ValidationServiceStub,
         policy: Policy,
         timeout: Timeout,
+        highlight: str = "",
     ) -> None:
+        """`highlight`: the reader's selection when they ask for it in other words."""
         self._validation = validation
         self._policy = policy
         self._timeout = timeout
+        self._highlight = highlight
 
     async def check(self, query: str, finished: AnswerFinished) -> Checked:
         started = time.perf_counter()
@@ -135,7 +141,7 @@ class AnswerChecker:
                     )
                 validated = Validated(status="unavailable", verdict=None, validation_ms=_ms(started))
                 return self._checked(finished, answer, validated, finished.model, streamed_citations)
-            verdict = await _judged_against_the_passages(verdict, finished)
+            verdict = await _judged_against_the_passages(verdict, finished, answer, self._highlight)
             if stands(verdict) or self._policy == "annotate" or only_citations_wrong(verdict):
                 answer, verdict = await self._cited(query, answer, verdict, finished)
             if stands(verdict) or self._policy == "annotate":
@@ -170,7 +176,7 @@ class AnswerChecker:
             return answer, verdict
         if only_citations_wrong(verdict):
             remarked.notes.append(REPOINTED_NOTE)
-        judged = await _judged_against_the_passages(remarked, finished)
+        judged = await _judged_against_the_passages(remarked, finished, marked, self._highlight)
         if stands(verdict) and not stands(judged):
             return answer, verdict
         return marked, judged
@@ -273,31 +279,42 @@ def only_citations_wrong(verdict: validation_pb2.ValidateResponse) -> bool:
 
 
 async def _judged_against_the_passages(
-    verdict: validation_pb2.ValidateResponse, finished: AnswerFinished
+    verdict: validation_pb2.ValidateResponse, finished: AnswerFinished, answer: str, highlight: str
 ) -> validation_pb2.ValidateResponse:
     """The verdict, not grounded when the answer misjudges what the passages say: a refusal
     although they answer the question, or an answer although none of them is about it (quoting
-    an unrelated passage is supported text, but it answers nothing)."""
+    an unrelated passage is supported text, but it answers nothing), or the reader's highlight
+    given back to a reader who asked for it in other words while the passages say more (4 of the
+    0.5B model's 5 answers to such questions on the physical-ai tune split copied it)."""
     if not verdict.is_grounded or not finished.sources or finished.fallback is None:
         return verdict
-    covered = not _declines(await finished.fallback())
+    judged = await finished.fallback()
+    covered = not _declines(judged)
     if verdict.is_refusal and covered:
         return _flagged(verdict, WRONG_REFUSAL_NOTE)
     if not verdict.is_refusal and not covered:
         return _flagged(verdict, OFF_TOPIC_NOTE)
+    if highlight and _echoes(answer, highlight) and not _echoes(judged, highlight):
+        return _flagged(verdict, ECHO_NOTE)
     return verdict
+
+
+def _echoes(answer: str, highlight: str) -> bool:
+    return repeats(MARKER_RE.sub(" ", answer), highlight)
 
 
 def replacement_reason(verdict: validation_pb2.ValidateResponse | None) -> str:
     """Why an answer is replaced, in one word: empty (no verdict: the model wrote nothing to
-    deliver), wrong_refusal, off_topic (the judge's notes), not_an_answer (grounded, but the
-    validator finds it does not address the question), else not_grounded."""
+    deliver), wrong_refusal, off_topic, echo (the judge's notes), not_an_answer (grounded, but
+    the validator finds it does not address the question), else not_grounded."""
     if verdict is None:
         return "empty"
     if WRONG_REFUSAL_NOTE in verdict.notes:
         return "wrong_refusal"
     if OFF_TOPIC_NOTE in verdict.notes:
         return "off_topic"
+    if ECHO_NOTE in verdict.notes:
+        return "echo"
     if verdict.is_grounded and not stands(verdict):
         return "not_an_answer"
     return "not_grounded"
@@ -313,7 +330,7 @@ def _replaced_note(model: str, reason: str, verdict: validation_pb2.ValidateResp
     """Why the answer of `model` was replaced, for the notes of the verdict delivered instead."""
     if verdict is None:
         return f"the answer of {model} was replaced ({reason}): it was empty"
-    judged = [note for note in verdict.notes if note in (WRONG_REFUSAL_NOTE, OFF_TOPIC_NOTE)]
+    judged = [note for note in verdict.notes if note in (WRONG_REFUSAL_NOTE, OFF_TOPIC_NOTE, ECHO_NOTE)]
     if verdict.is_grounded and not stands(verdict):
         judged.append(NOT_AN_ANSWER_REASON)
     unsupported = [f"“{claim.text[:80]}”: {claim.reason}" for claim in verdict.claims if not claim.supported]

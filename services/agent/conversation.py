@@ -192,6 +192,7 @@ class Conversation:
             self._validation,
             self._settings.validation_policy,
             lambda: _remaining(deadline, self._settings.validation_timeout_seconds),
+            highlight=question.selected_text if asks_for_other_words(question.query) else "",
         )
         # Validated as an answer to the question in context: "What does this passage mean?" is
         # about the selected passage, "And in ROS 1?" about the question it follows.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from glossator.v1 import validation_pb2
 from services.agent.answer_check import (
+    ECHO_NOTE,
     OFF_TOPIC_NOTE,
     WRONG_REFUSAL_NOTE,
     AnswerChecker,
@@ -118,6 +119,7 @@ def test_a_replacement_is_named_by_its_reason():
     assert replacement_reason(None) == "empty"
     assert replacement_reason(validation_pb2.ValidateResponse(notes=[WRONG_REFUSAL_NOTE])) == "wrong_refusal"
     assert replacement_reason(validation_pb2.ValidateResponse(notes=[OFF_TOPIC_NOTE])) == "off_topic"
+    assert replacement_reason(validation_pb2.ValidateResponse(notes=[ECHO_NOTE])) == "echo"
     misattributed = validation_pb2.ValidateResponse(notes=["citation [2] does not support: IMUs measure"])
     assert replacement_reason(misattributed) == "not_grounded"
 
@@ -201,3 +203,40 @@ async def test_markers_that_would_unground_a_standing_answer_are_not_added():
     checked = await checker.check("What does an event have?", finished)
     assert service.asked == [answer, marked]
     assert (checked.answer, checked.validated.status, checked.model) == (answer, "validated", "m")
+
+
+async def test_a_highlight_given_back_to_a_reader_asking_for_other_words_is_replaced_by_an_answer_saying_more():
+    highlight = "Use simulation for training and then adapt to real-world conditions."
+    echo = f"{highlight} [1]"
+    more = (
+        f"{highlight} [1] This approach trains AI models in simulated environments where experiments "
+        "repeat cheaply, then transfers the learned behaviours to real robots. [1]"
+    )
+    grounded = validation_pb2.ValidateResponse(is_grounded=True, answers_question=True, grounding_score=1.0)
+
+    def finished(judged: str) -> AnswerFinished:
+        async def fallback() -> str:
+            return judged
+
+        return AnswerFinished(
+            answer=echo,
+            cited=[],
+            sources=[Source(index=1, chunk_id="c1", relevance_score=1.0)],
+            steps=[],
+            model="m",
+            generation_ms=0.0,
+            retrieval_ms=0.0,
+            not_covered=False,
+            fallback=fallback,
+        )
+
+    service = _Verdicts({echo: grounded, more: grounded})
+    question = f"Explain this in simpler words. {highlight}"
+    checker = AnswerChecker(service, "enforce", lambda: 5.0, highlight=highlight)
+    replaced = await checker.check(question, finished(more))
+    assert (replaced.answer, replaced.validated.status) == (more, "replaced")
+    assert any("was replaced (echo)" in note for note in replaced.validated.verdict.notes)
+    # the extractive answer gives it back too: the model's stands; no highlight asked about: it stands
+    assert (await checker.check(question, finished(echo))).validated.status == "validated"
+    plain = AnswerChecker(service, "enforce", lambda: 5.0)
+    assert (await plain.check(question, finished(more))).validated.status == "validated"
