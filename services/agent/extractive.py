@@ -1174,10 +1174,8 @@ def _announced_sections(
     chosen = candidates[best]
     last = best + 1 == len(candidates) or candidates[best + 1].number != chosen.number
     count = 0 if chosen.items or not last else announced_count(chosen.shown)
-    titles = _titles_after(chosen, passages)
-    if not count or len(titles) < count:
-        return []
-    return [Pick(number, title) for number, title in titles[:count]]
+    titles = _titles_after(chosen, passages) if count else []
+    return [Pick(number, title) for number, title in titles[:count]] if len(titles) >= count else []
 
 
 def _entry(candidates: Sequence[_Candidate], order: Sequence[int], question: Question) -> list[int]:
