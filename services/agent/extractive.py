@@ -889,12 +889,6 @@ def _edits(a: str, b: str) -> int:
     return previous[-1]
 
 
-def is_list(picks: Sequence[Pick]) -> bool:
-    """Whether the chosen sentences hold a list: two items or more under one label."""
-    labels = Counter(pick.label for pick in picks if pick.label)
-    return bool(labels) and max(labels.values()) >= 2
-
-
 def compose_answer(picks: Sequence[Pick]) -> str:
     """Each sentence verbatim, followed by its citation; the items of a list on a line under
     their label, cited too ("Publisher-Subscriber (Topics) [1]:" then "Used for ... [1]"): the

@@ -25,7 +25,7 @@ from typing import Any
 
 from services.agent.citations import MARKER_RE
 from services.agent.sessions.model import Turn
-from services.common.text.question import AnswerForm, asks_for_other_words, understand
+from services.common.text.question import asks_for_other_words
 
 QUESTION_LABEL = "Question:"
 _HEADING_RE = re.compile(r"^\s*#{1,6}\s")
@@ -88,31 +88,9 @@ search failed, say that you cannot search the book right now.
 )
 
 
-# For a question a list answers (the extractive answerer's choice is one): "one or two sentences"
-# had a small model copy two items of four ("What should I check when a simulated LiDAR returns all
-# zeros?").
-LISTING = AnswerPrompt(
-    instructions="""\
-You answer questions about a book by quoting it. The answer is a list in the numbered passages of
-the reader's message: copy, word for word, the sentence that introduces it and every item of it,
-each followed by its passage number in square brackets. Only if no passage is about the question,
-say that the book does not cover it. If the search failed, say that you cannot search the book
-right now.
-""",
-    request="Answer with the list that answers it, every item, copied word for word:",
-)
-
-
-def answer_prompt(question: str, *, listed: bool = False) -> AnswerPrompt:
-    """REWORDING for a question that asks for other words; LISTING when a list answers it
-    (`listed`) and it asks for several things, how or why (the steps, checks or reasons are the
-    list; "Which joint type allows linear sliding movement?" wants one item of its list); else
-    QUOTING."""
-    if asks_for_other_words(question):
-        return REWORDING
-    asked = understand(question)
-    several = asked.wants_list or asked.form.form in (AnswerForm.HOW, AnswerForm.WHY)
-    return LISTING if listed and several else QUOTING
+def answer_prompt(question: str) -> AnswerPrompt:
+    """REWORDING for a question that asks for other words, else QUOTING."""
+    return REWORDING if asks_for_other_words(question) else QUOTING
 
 
 def answer_input(

@@ -51,7 +51,6 @@ from services.agent.config import ANSWER_CONTEXT_CHARS
 from services.agent.extractive import (
     ExtractiveAnswerer,
     Pick,
-    is_list,
     is_meta_section,
     is_meta_sentence,
     shown_sentence,
@@ -183,11 +182,10 @@ class GuidedModel(Model):
             offered = [] if answering else tools
             echoes = EchoFilter(())
             if answering:
-                found = list(self._run.passages.values()) if self._run is not None else []
-                picks = await self._picks(question, found)
-                framing = answer_prompt(question, listed=is_list(picks))
+                framing = answer_prompt(question)
                 system_instructions = framing.instructions
-                passages = focused(found, self.context_chars, picks)
+                found = list(self._run.passages.values()) if self._run is not None else []
+                passages = focused(found, self.context_chars, await self._picks(question, found))
                 searched = self._run is not None and self._run.searched
                 items = answer_input(
                     items, passages, search_failed=bool(outputs) and not searched, prompt=framing

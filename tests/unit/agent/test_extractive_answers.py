@@ -12,12 +12,10 @@ import pytest
 from services.agent.extractive import (
     NEARBY,
     NOT_COVERED,
-    Pick,
     Weights,
     choose_sentences,
     compose_answer,
     is_decline,
-    is_list,
     is_meta_section,
     names_nowhere,
     near_duplicate,
@@ -958,14 +956,6 @@ async def test_a_sentence_counting_the_sections_after_it_goes_on_with_their_titl
     # fewer sections found than it counts: the sentence alone
     alone = compose_answer(choose_sentences(question, found + fetched[:2], refuse, Weights(max_labelled=0)))
     assert alone.endswith("then pivot to strategic control. [1]")
-
-
-def test_picks_hold_a_list_with_two_items_under_one_label():
-    assert is_list(
-        [Pick(1, "Solutions", ""), Pick(1, "Check the range.", "Solutions"), Pick(1, "Verify.", "Solutions")]
-    )
-    assert not is_list([Pick(1, "Check the range.", "Solutions"), Pick(2, "Verify.", "")])
-    assert not is_list([Pick(1, "One.", "A"), Pick(1, "Two.", "B")])
 
 
 def test_a_block_title_announced_alone_is_no_answer():

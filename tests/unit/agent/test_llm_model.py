@@ -29,7 +29,7 @@ from services.agent.models import OFFLINE_MODEL_NAME, OfflineExtractiveModel, ma
 from services.agent.models.guided import GuidedModel, focused, merged_query
 from services.agent.models.wire import BrokenStream, FinishWatch
 from services.agent.passages import Passage
-from services.agent.prompt import LISTING, QUOTING, REWORDING, answer_prompt
+from services.agent.prompt import QUOTING, REWORDING
 from services.common.errors import (
     DeadlineExceeded,
     FailedPrecondition,
@@ -285,17 +285,6 @@ async def test_a_question_asking_for_other_words_gets_the_prompt_that_allows_rew
     assert answer_turn[0]["content"] == REWORDING.instructions
     assert "word for word" not in answer_turn[0]["content"]
     assert answer_turn[-1]["content"].endswith(f"ROS 2 uses\n{REWORDING.request}")
-
-
-def test_a_list_answering_a_question_for_several_things_gets_the_prompt_that_copies_every_item():
-    # "one or two sentences" had a small model copy two of four checks
-    assert answer_prompt("What should I check when a LiDAR returns zeros?", listed=True) is LISTING
-    assert answer_prompt("Which sensors does the robot carry?", listed=True) is LISTING
-    assert answer_prompt("Why would I use a ROS 2 action?", listed=True) is LISTING
-    # one item of the list is asked for, or no list answers
-    assert answer_prompt("Which joint type allows linear sliding movement?", listed=True) is QUOTING
-    assert answer_prompt("Which sensors does the robot carry?") is QUOTING
-    assert answer_prompt("Explain this in simpler words.", listed=True) is REWORDING
 
 
 async def test_a_model_allowed_to_search_again_may_write_the_call_as_text(endpoint, retrieval):
