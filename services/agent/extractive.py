@@ -107,7 +107,6 @@ _DEFINING_RE = re.compile(
     r"|describes?)\s|:\s|\s[–—-]\s"
 )
 _DEFINED_MAX_CHARS = 80
-# How many sentences after a sentence announcing a count of things their list may start.
 _PARENTHESISED_RE = re.compile(r"\(([^()]*)\)")
 _ARTICLE_RE = re.compile(r"(?:an?|the)\s", re.IGNORECASE)
 _STEP_RE = re.compile(

@@ -262,9 +262,9 @@ def attribution_span(text: str) -> tuple[int, int] | None:
 
 # A count before a word: "four permission modes", "a three-phase plan", "3 components" (not
 # "Python 3.14", "the second phase", "twice a day"; a dozen is rarely exact).
-_ORDINALS = frozenset({"second", "third", "twice", "dozen"})
+_NOT_COUNTS = frozenset({"second", "third", "twice", "dozen"})
 _CARDINALS = [
-    w for w, n in NUMBER_WORDS.items() if n.isdigit() and not w.endswith("th") and w not in _ORDINALS
+    w for w, n in NUMBER_WORDS.items() if n.isdigit() and not w.endswith("th") and w not in _NOT_COUNTS
 ]
 _COUNT_RE = re.compile(
     rf"(?<![\w.])(\d{{1,2}}|{'|'.join(_CARDINALS)})"
