@@ -81,6 +81,8 @@ def test_a_question_asking_for_other_words_is_recognised(query: str, expected: b
         ("What is URDF and what parts does a URDF file describe?", False, True),
         ("Which three General Agents dominate 2025?", False, True),
         ("What class does the node inherit from?", False, False),  # one class, not a plural
+        ("And what kind of movement does a prismatic joint allow?", False, False),  # one kind
+        ("What kinds of sensors does a humanoid carry?", False, True),
         ("Within what time windows must physical AI systems respond?", True, False),  # a measurement
         ("Which port does the TCP connection use by default?", True, False),
         ("Which reports does the book list?", False, True),

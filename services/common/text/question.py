@@ -114,7 +114,7 @@ _LIST_Q_RE = re.compile(
     r"^(?:(?:and|so|ok|okay)[,\s]+)?(?:what|which)\s+(?:are|were)\b"
     r"|(?:^(?:(?:and|so|ok|okay)[,\s]+)?which|(?:^(?:(?:and|so|ok|okay)[,\s]+)?|\band\s+)what)"
     r"\s+(?:[\w-]+\s+){0,3}[\w-]*[^\Ws]s\s+(?:do|does|did|should|can|could|are|were|will|must|make)\b"
-    r"|\b(?:list|name)\s+(?:the|all|some)\b|\bwhat\s+(?:kinds?|types?|sorts?)\s+of\b"
+    r"|\b(?:list|name)\s+(?:the|all|some)\b|\bwhat\s+(?:kinds|types|sorts)\s+of\b"
     r"|\b(?:the|which|what)\s+(?:two|three|four|five|six|seven|eight|nine|ten)\s+(?:[\w-]+\s+)?[\w-]+s\b",
     re.IGNORECASE,
 )
@@ -132,9 +132,9 @@ _BARE_PLURAL_Q_RE = re.compile(
 def wants_list(query: str, form: QuestionForm | None = None) -> bool:
     """A question answered by several things ("What are the three categories ...", "Which
     callbacks does ...", "... and what parts does ...", "List the ..."): a list answers it better
-    than any one of its items. ("What class does ..." asks for one, and "What are hooks in Claude
-    Code?" for a definition: a bare plural of one word, or of names, is a term.) `form` is the
-    query's question_form when the caller has it already."""
+    than any one of its items. ("What class does ..." and "What kind of movement ..." ask for one,
+    and "What are hooks in Claude Code?" for a definition: a bare plural of one word, or of names,
+    is a term.) `form` is the query's question_form when the caller has it already."""
     text = " ".join(query.split())
     if _BARE_PLURAL_Q_RE.match(text):
         form = form or question_form(text)
