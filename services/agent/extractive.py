@@ -453,7 +453,10 @@ def choose_sentences(
     # humans ..."), or defines what the question asks about ("GitOps: Push code, Git webhook
     # triggers deployment"), answers alone: the items around it are other things.
     alone = _names_sides(candidates[best], understood) or (defining and bool(form[best]))
-    if candidates[best].items and weights.whole_lists and not understood.wants_number and not alone:
+    # A number or a name is one item, not its list ("Which Python version made free-threading
+    # production-ready?" is not answered by a checklist whose item names Python versions).
+    one_thing = understood.wants_number or understood.wants_name
+    if candidates[best].items and weights.whole_lists and not one_thing and not alone:
         listed = _whole_list(candidates[best], whole, weights)
         # A sentence of its passage, not of a list, scoring nearly as well as the item goes on
         # after the list ("tripwire_triggered — Boolean flag (True = block, False = allow)." then
@@ -519,7 +522,7 @@ def choose_sentences(
         weights.whole_lists
         and listed is not None
         and not alone
-        and (understood.wants_list or (several and not understood.wants_number))
+        and (understood.wants_list or (several and not one_thing))
     ):
         # A question asking for several things, or answered by several items of one list in the
         # best sentence's passage: the list ("What makes a document a real specification?" and

@@ -792,6 +792,29 @@ def test_an_answer_drawing_on_two_items_of_one_list_quotes_the_list():
     )
 
 
+def test_a_question_for_a_name_gets_items_not_their_whole_list():
+    """A checklist item naming what is asked about ranks first; the checklist is no answer."""
+    checklist = (
+        "Specification:\n- Detect Python version and free-threading availability\n"
+        "- Measure performance on the current interpreter\n- Recommend threads or processes\n"
+    )
+    release = (
+        "Free-threading was experimental in 3.13. Python 3.14 made it production-ready with 5-10% overhead."
+    )
+    similarity = {
+        "Detect Python version and free-threading availability": 0.8,
+        "Free-threading was experimental in 3.13.": 0.5,
+        "Python 3.14 made it production-ready with 5-10% overhead.": 0.75,
+        "Measure performance on the current interpreter": 0.3,
+        "Recommend threads or processes": 0.3,
+    }
+    said = answer(
+        "Which Python version made free-threading production-ready?", [checklist, release], similarity
+    )
+    assert "Python 3.14 made it production-ready" in said
+    assert "Measure performance" not in said and "Recommend" not in said
+
+
 TOOLS = (
     "## The Tools\nA General Agent is a reasoning system that handles any task you give it.\n\n"
     "Three General Agents dominate 2025:\n\n**Claude Code** (Anthropic)\n"
