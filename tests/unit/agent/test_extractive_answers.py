@@ -815,6 +815,23 @@ def test_a_question_for_a_name_gets_items_not_their_whole_list():
     assert "Measure performance" not in said and "Recommend" not in said
 
 
+def test_a_question_for_names_gets_the_whole_list_titled_with_what_it_asks_for():
+    arguments = (
+        "Key Arguments for Embodiment:\n- Environmental Interaction: Physical systems must handle uncertainty\n"
+        "- Real-time Constraints: Physical systems operate under strict timing\n"
+        "- Energy Efficiency: Physical systems must optimize energy consumption\n"
+        "- Safety: Physical systems must operate safely around people\n"
+    )
+    similarity = {
+        "Environmental Interaction: Physical systems must handle uncertainty": 0.6,
+        "Real-time Constraints: Physical systems operate under strict timing": 0.4,
+        "Energy Efficiency: Physical systems must optimize energy consumption": 0.5,
+        "Safety: Physical systems must operate safely around people": 0.05,
+    }
+    said = answer("Which key arguments support the embodiment hypothesis?", [arguments], similarity)
+    assert all(item in said for item in ("Environmental", "Real-time", "Energy", "Safety"))
+
+
 TOOLS = (
     "## The Tools\nA General Agent is a reasoning system that handles any task you give it.\n\n"
     "Three General Agents dominate 2025:\n\n**Claude Code** (Anthropic)\n"
