@@ -44,7 +44,9 @@ lags behind ROS 2 simulation") is answered by the rest of the entry, its solutio
 A step quotes the short command it introduces ("Convert to SDF format for Gazebo: gz sdf -p
 your_robot.urdf", services/common/text/steps.py), and a lead-in whose blocks go on past its
 chunk lists the titles of the later chunks of its section that the retrieval tool found with it
-(so does a sentence ending its passage that counts them: "a three-phase strategy").
+(so does a sentence ending its passage that counts them: "a three-phase strategy"), and a list
+question whose words title a heading counting its sections ("The 5-Step Safety Pattern") gets
+their titles.
 When even the best sentence barely relates to the question (in meaning and in words), the book
 does not cover it.
 Sentences are ranked as they stand in the chunk (Search's scores are keyed by their offsets) and
@@ -70,7 +72,13 @@ import numpy as np
 from services.agent.passages import Passage
 from services.common.embedding import Embed, EmbeddingCache
 from services.common.text.display import display_text
-from services.common.text.prose import HEADING_NUMBER_RE, normalise, prose_sentences, sectioned_sentences
+from services.common.text.prose import (
+    HEADING_NUMBER_RE,
+    inner_sections,
+    normalise,
+    prose_sentences,
+    sectioned_sentences,
+)
 from services.common.text.question import AnswerForm, Question, last_question, understand
 from services.common.text.units import sentence_ends
 from services.common.text.words import (
@@ -80,6 +88,7 @@ from services.common.text.words import (
     Analysis,
     announced_count,
     capitalised_words,
+    heading_count,
     stem,
 )
 
@@ -494,6 +503,8 @@ def choose_sentences(
             return [best_pick, *_whole_list(candidates[announced], whole, weights)]
         if sections := _announced_sections(candidates, best, whole):
             return [best_pick, *sections]
+        if sections := _counted_sections(asked, whole, weights):
+            return [best_pick, *sections]
     picks = [best]
     used = len(candidates[best].shown)
     continuation = [
@@ -739,14 +750,8 @@ def _titles_after(best: _Candidate, passages: Sequence[Passage]) -> list[tuple[i
     ("Claude Agent SDK offers four permission modes:" above "### Mode 1: default", whose chunk
     ends there; the tool retrieves the chunks of "Mode 2" to "Mode 4" with it)."""
     own = next(p for p in passages if p.number == best.number)
-    under = f"{own.heading} > "
-    titles: dict[str, int] = {}
-    for passage in sorted(passages, key=lambda p: p.position):
-        title = passage.heading.removeprefix(under)
-        later = passage.position > own.position and _page_of(passage) == _page_of(own)
-        if later and passage.heading.startswith(under) and " > " not in title:
-            titles.setdefault(title, passage.number)
-    return [(number, shown_sentence(title)) for title, number in titles.items()]
+    later = [p for p in passages if p.position > own.position]
+    return [(number, title) for title, number in _sections_under(own.heading, own, later)]
 
 
 def question_names(question: str) -> dict[str, str]:
@@ -1179,6 +1184,43 @@ def _announced_sections(
     count = 0 if chosen.items or not last else announced_count(chosen.shown)
     titles = _titles_after(chosen, passages) if count else []
     return [Pick(number, title) for number, title in titles[:count]] if len(titles) >= count else []
+
+
+def _counted_sections(asked: Analysis, passages: Sequence[Passage], weights: Weights) -> list[Pick]:
+    """For a list question titling a heading that counts its sections ("What are the steps of the
+    safety-first dialogue pattern?" and "The 5-Step Safety Pattern"): the titles of those
+    sections, under the heading as their label, when the retrieved passages hold as many (the
+    retrieval tool fetches the first chunk of each with any of them). The first sections may be
+    headings inside the heading's own passage, too short for a chunk of their own."""
+    wanted = _matched_terms(asked)
+    for passage in passages:
+        parts = passage.heading.split(" > ")
+        for depth in range(len(parts) - 1, 0, -1):
+            count = heading_count(parts[depth])
+            terms = _matched_terms(_analysis(parts[depth]))
+            if count and wanted and len(wanted & terms) >= weights.titled_list * len(wanted):
+                titles = _sections_under(" > ".join(parts[: depth + 1]), passage, passages)
+                if len(titles) >= count:
+                    label = shown_sentence(parts[depth]).removesuffix(".")
+                    return [Pick(number, title, label) for title, number in titles[:count]]
+    return []
+
+
+def _sections_under(parent: str, found: Passage, passages: Sequence[Passage]) -> list[tuple[str, int]]:
+    """The titles of the sections one level under `parent` on `found`'s page, in page order, with
+    the passage each comes from: the headings inside the parent's own passage, then the passages
+    under it."""
+    titles: dict[str, int] = {}
+    for passage in sorted(passages, key=lambda p: p.position):
+        if _page_of(passage) != _page_of(found):
+            continue
+        if passage.heading == parent:
+            for title in inner_sections(passage.text):
+                titles.setdefault(shown_sentence(title), passage.number)
+        title = passage.heading.removeprefix(f"{parent} > ")
+        if passage.heading.startswith(f"{parent} > ") and " > " not in title:
+            titles.setdefault(shown_sentence(title), passage.number)
+    return list(titles.items())
 
 
 def _entry(candidates: Sequence[_Candidate], order: Sequence[int], question: Question) -> list[int]:

@@ -10,7 +10,8 @@ the model cites names exactly one retrieved chunk; each is kept as a Passage (pa
 the answerers read, and the model gets a rendering of them. A chunk cut among the blocks a
 lead-in in it announces ("four permission modes:" above "### Mode 1"), or ending with a count
 of what follows ("a three-phase strategy" above "## Phase 1"), brings the first chunk of each of
-the section's later blocks with it (one more Search, filtered by document and section). A failed
+the section's later blocks with it (one more Search, filtered by document and section); so does a
+chunk whose parent heading counts its sections ("The 5-Step Safety Pattern"), for all of them. A failed
 Search is not an exception: the model is told in words, the client gets a ToolError event. Until
 a search of the run has found anything, a failure that no rewording can fix ends the run with its
 status instead (fail closed): a missing collection is NOT_FOUND, retrieval down or overloaded
@@ -35,7 +36,8 @@ from services.agent.passages import Passage, render
 from services.agent.sessions.model import Source
 from services.common.contract_limits import DEFAULT_TOP_K, MAX_EXTRACT_CHARS, MAX_QUERY_CHARS
 from services.common.errors import DeadlineExceeded, GlossatorError, Reason, Unavailable, collection_not_found
-from services.common.text.prose import blocks_run_on, sections_counted
+from services.common.text.prose import blocks_run_on, inner_sections, sections_counted
+from services.common.text.words import heading_count
 
 TOOL_NAME = "retrieval_tool"
 # Below this much time left, a Search cannot usefully run: fail fast instead of timing out.
@@ -248,60 +250,84 @@ async def _blocks_after(
 ) -> list[common_pb2.ScoredChunk]:
     """The chunks that go on with blocks a found chunk announces and is cut after ("Claude Agent
     SDK offers four permission modes:" above "### Mode 1: default", the other modes in the chunks
-    after it; "... a three-phase strategy ..." above "## Phase 1: ..."): one more Search, within
-    its document and section, for the first chunk of each subsection that follows it. Blocks a
-    count announces are taken when there are as many (a paragraph ending "... at ten hertz."
-    announces no ten sections). Best effort: a failed or late search adds nothing."""
+    after it; "... a three-phase strategy ..." above "## Phase 1: ..."), or with the sibling
+    sections its parent heading counts ("## The 5-Step Safety Pattern" above "### Step 1: Ask" to
+    "### Step 5: Execute"): one more Search, within its document and section, for the first chunk
+    of each of those subsections. Blocks a count announces are taken when there are as many (a
+    paragraph ending "... at ten hertz." announces no ten sections). Best effort: a failed or late
+    search adds nothing."""
     found: list[common_pb2.ScoredChunk] = []
     known = {scored.chunk.chunk_id for scored in results}
-    for scored, counted in islice(_running_on(results), MAX_BLOCK_SEARCHES):
-        chunk = scored.chunk
+    for scored, blocks in islice(_running_on(results), MAX_BLOCK_SEARCHES):
         remaining = state.deadline - time.monotonic()
         if remaining < MIN_CALL_SECONDS:
             break
         follow = retrieval_pb2.SearchRequest(
             collection=request.collection, query=request.query, top_k=MAX_BLOCK_CHUNKS, min_relevance=0.0
         )
-        follow.filters["document_id"] = chunk.document_id
-        follow.filters["section"] = chunk.section_title
+        follow.filters["document_id"] = scored.chunk.document_id
+        follow.filters["section"] = blocks.section[-1]
         try:
             reply = await state.retrieval.Search(follow, timeout=min(state.call_timeout_s, remaining))
         except grpc.aio.AioRpcError:
             continue
-        blocks = _first_of_each_subsection(chunk, reply.results, known)[: counted or MAX_BLOCKS]
-        if len(blocks) >= counted:
-            known.update(block.chunk.chunk_id for block in blocks)
-            found += blocks
+        new = [block for block in blocks.firsts(reply.results) if block.chunk.chunk_id not in known]
+        known.update(block.chunk.chunk_id for block in new)
+        found += new
     return found
 
 
-def _running_on(results: Sequence[common_pb2.ScoredChunk]) -> Iterator[tuple[common_pb2.ScoredChunk, int]]:
-    """The found chunks whose blocks go on after them, each with how many blocks it counts (0:
-    a lead-in's blocks, as many as there are)."""
+@dataclass(frozen=True)
+class _Blocks:
+    """The blocks a found chunk leads to: the subsections one level under the heading path
+    `section`, those after chunk `after` in its document, and how many it counts (0: as many as
+    there are)."""
+
+    section: tuple[str, ...]
+    after: int
+    counted: int
+
+    def firsts(self, found: Sequence[common_pb2.ScoredChunk]) -> list[common_pb2.ScoredChunk]:
+        """Of the section's chunks, the first of each of its subsections, in document order, until
+        as many as counted. Counting sibling sections (`after` -1), the section's own first chunk
+        comes first with the subsections it opens inside it (services.common.text.prose.
+        inner_sections: a first subsection often has too little text for a chunk of its own)."""
+        seen: set[tuple[str, ...]] = set()
+        firsts = []
+        sections = 0
+        for block in sorted(found, key=lambda r: r.chunk.chunk_index):
+            path = tuple(block.chunk.section_path)
+            if path in seen or sections >= (self.counted or MAX_BLOCKS):
+                continue
+            if path[:-1] == self.section and block.chunk.chunk_index > self.after:
+                sections += 1
+            elif self.after < 0 and path == self.section and (inside := inner_sections(block.chunk.text)):
+                sections += len(inside)
+            else:
+                continue
+            seen.add(path)
+            firsts.append(block)
+        return firsts if sections >= self.counted else []
+
+
+def _running_on(
+    results: Sequence[common_pb2.ScoredChunk],
+) -> Iterator[tuple[common_pb2.ScoredChunk, _Blocks]]:
+    """The found chunks whose blocks go on outside them: a lead-in's blocks or a counted set of
+    sections after the chunk (its last paragraph counts them), or the sibling sections its
+    parent heading counts ("### Step 3: Understand" under "## The 5-Step Safety Pattern")."""
     for scored in results:
         chunk = scored.chunk
-        if chunk.chunk_index + 1 >= chunk.total_chunks or not chunk.section_title:
-            continue
-        if blocks_run_on(chunk.text):
-            yield scored, 0
-        elif counted := sections_counted(chunk.text):
-            yield scored, counted
-
-
-def _first_of_each_subsection(
-    chunk: common_pb2.Chunk, section: Sequence[common_pb2.ScoredChunk], known: set[str]
-) -> list[common_pb2.ScoredChunk]:
-    """Of a section's chunks, the first of each subsection one level under the chunk's, after it,
-    in document order."""
-    path = list(chunk.section_path)
-    titles: set[str] = set()
-    firsts = []
-    for block in sorted(section, key=lambda r: r.chunk.chunk_index):
-        after = list(block.chunk.section_path[:-1]) == path and block.chunk.chunk_index > chunk.chunk_index
-        if after and block.chunk.section_title not in titles and block.chunk.chunk_id not in known:
-            titles.add(block.chunk.section_title)
-            firsts.append(block)
-    return firsts
+        path = tuple(chunk.section_path)
+        if chunk.chunk_index + 1 < chunk.total_chunks and chunk.section_title:
+            if blocks_run_on(chunk.text):
+                yield scored, _Blocks(path, chunk.chunk_index, 0)
+                continue
+            if counted := sections_counted(chunk.text):
+                yield scored, _Blocks(path, chunk.chunk_index, counted)
+                continue
+        if len(path) >= 2 and (counted := heading_count(path[-2])):
+            yield scored, _Blocks(path[:-1], -1, counted)
 
 
 # Search failures the model can do something about (its own bad arguments); every other one ends

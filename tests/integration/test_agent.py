@@ -556,3 +556,60 @@ async def test_a_paragraph_counting_the_sections_after_its_chunk_is_answered_wit
     assert all(title in response.answer for title in titles), response.answer
     assert "Direct Competition" not in response.answer
     assert response.grounding.is_grounded, response.grounding
+
+
+STEPS = """# Working With an Agent in the Terminal
+
+An agent that runs shell commands needs a way to stay safe. {filler}
+
+## The 5-Step Safety Pattern
+
+Every risky command goes through the same conversation.
+
+### Step 1: Ask
+
+{filler}
+
+### Step 2: Explain
+
+{filler}
+
+### Step 3: Understand
+
+{filler} In the safety-first dialogue pattern you confirm that you understand what the agent will do.
+
+### Step 4: Verify
+
+{filler}
+
+### Step 5: Execute
+
+{filler}
+
+## Exercises
+
+{filler}
+"""
+
+
+async def test_a_section_under_a_heading_counting_its_sections_is_answered_with_all_their_titles(
+    suite, tmp_path
+):
+    """The question finds "Step 3: Understand" alone; its parent heading counts five steps: the
+    retrieval tool fetches the first chunk of each, and the answer names the five (not the
+    exercises)."""
+    (tmp_path / "steps.md").write_text(STEPS.format(filler=FILLER))
+    response = await _ask_top_chunk(
+        suite, tmp_path, "What are the steps of the safety-first dialogue pattern?"
+    )
+    titles = [
+        "Step 1: Ask.",
+        "Step 2: Explain.",
+        "Step 3: Understand.",
+        "Step 4: Verify.",
+        "Step 5: Execute.",
+    ]
+    assert "The 5-Step Safety Pattern [" in response.answer, response.answer
+    assert all(title in response.answer for title in titles), response.answer
+    assert "Exercises" not in response.answer
+    assert response.grounding.is_grounded, response.grounding

@@ -242,6 +242,20 @@ def sections_counted(text: str) -> int:
     return announced_count(text[last.start : last.end]) if last and last.kind == UnitKind.PARAGRAPH else 0
 
 
+def inner_sections(text: str) -> list[str]:
+    """The titles of the sections a chunk opens inside it, one level under the heading it starts
+    with ("## The 5-Step Safety Pattern", a line of intro, then "### Step 1: Ask": ["Step 1:
+    Ask"]); empty when it starts with no heading."""
+    units = sentence_units(text)
+    if not units or not (level := _heading_level(text, units[0])):
+        return []
+    return [
+        display_text(text[unit.start : unit.end])
+        for unit in units[1:]
+        if _heading_level(text, unit) == level + 1
+    ]
+
+
 def _announced_titles(
     text: str, units: list[Unit]
 ) -> dict[int, tuple[str, tuple[tuple[int, int], ...], bool]]:

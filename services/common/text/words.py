@@ -272,6 +272,20 @@ _COUNT_RE = re.compile(
 )
 
 
+# A heading that counts its sections says so first ("The 5-Step Safety Pattern", "Three Types of
+# Probes"); a number after a word is a name's ("ROS 2 Basics", "Module 2 Overview").
+_HEADING_COUNT_RE = re.compile(
+    rf"^(?:(?:the|top|key|our|your|these|all)\s+)?(\d{{1,2}}|{'|'.join(_CARDINALS)})(?![\w.])(?:\s+|-)[a-z]"
+)
+
+
+def heading_count(heading: str) -> int:
+    """How many sections a heading counts ("The 5-Step Safety Pattern": 5), 0 for none."""
+    match = _HEADING_COUNT_RE.match(heading.strip().lower())
+    count = int(NUMBER_WORDS.get(match.group(1), match.group(1))) if match else 0
+    return count if 2 <= count <= 20 else 0
+
+
 def announced_count(text: str) -> int:
     """How many things a text says there are ("offers four permission modes": 4, "a three-phase
     strategy": 3), 0 when it names no count of two to twenty."""

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from services.common.text.prose import normalise, prose_sentences, sectioned_sentences, sections_counted
+from services.common.text.prose import (
+    inner_sections,
+    normalise,
+    prose_sentences,
+    sectioned_sentences,
+    sections_counted,
+)
 
 
 def test_prose_sentences_are_offsets_into_the_text_without_code_headings_or_fragments():
@@ -258,3 +264,10 @@ def test_a_text_ending_with_a_paragraph_that_counts_says_how_many_sections_follo
     assert sections_counted(counting.replace("three-phase", "careful")) == 0
     # a list after the count names the things in the text itself
     assert sections_counted(f"{counting}\n- Layering\n- Validation\n- Pivot\n") == 0
+
+
+def test_a_chunk_opening_a_section_lists_the_subsections_it_holds():
+    opening = "## The 5-Step Safety Pattern\n\nEvery risky command goes through it.\n\n### Step 1: Ask\n\nYou ask.\n\n#### A note\n\nx\n"
+    assert inner_sections(opening) == ["Step 1: Ask"]  # one level under, not deeper
+    assert inner_sections("### Step 2: Explain\n\nThe agent explains.") == []
+    assert inner_sections("Text before any heading.\n\n### Step 1: Ask\n") == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.common.text.words import announced_count, capitalised_words, stem
+from services.common.text.words import announced_count, capitalised_words, heading_count, stem
 
 
 @pytest.mark.parametrize(
@@ -55,3 +55,20 @@ def test_the_first_person_is_no_name_wherever_it_stands():
 )
 def test_a_text_says_how_many_things_there_are(text, count):
     assert announced_count(text) == count
+
+
+@pytest.mark.parametrize(
+    ("heading", "count"),
+    [
+        ("The 5-Step Safety Pattern", 5),
+        ("Three Types of Probes", 3),
+        ("The Seven Degradation Symptoms", 7),
+        ("Top 10 Mistakes", 10),
+        ("ROS 2 Basics", 0),  # a name's number
+        ("Module 2 Overview", 0),
+        ("Step 3: Understand", 0),
+        ("Permission Modes: Four Security Postures", 0),  # counted, but not first
+    ],
+)
+def test_a_heading_counts_its_sections_by_saying_so_first(heading, count):
+    assert heading_count(heading) == count
