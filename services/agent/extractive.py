@@ -281,9 +281,10 @@ class Weights:
     # last one" is. Tune splits at 1 / 2 / 3 / 4: the same correct, one follow-up wrong -> partial
     # from 2 on, and three follow-up answers keep to what was asked.
     latest_words: float = 2.0
-    # The share of the question's words in a list's heading that makes the list what a question
-    # for a name asks for (see choose_sentences). Tune and report splits at 0.3 and 0.5: the same
-    # answers.
+    # The share of the question's words in a heading that makes what stands under it the answer:
+    # a list, for a question for a name (the heading word score, see choose_sentences), and the
+    # sections a counting heading names, for a list question (_counted_sections). Tune and report
+    # splits at 0.3 and 0.5: the same answers.
     titled_list: float = 0.4
 
 
@@ -1196,9 +1197,10 @@ def _counted_sections(asked: Analysis, passages: Sequence[Passage], weights: Wei
     for passage in passages:
         parts = passage.heading.split(" > ")
         for depth in range(len(parts) - 1, 0, -1):
-            count = heading_count(parts[depth])
+            if not wanted or not (count := heading_count(parts[depth])):
+                continue
             terms = _matched_terms(_analysis(parts[depth]))
-            if count and wanted and len(wanted & terms) >= weights.titled_list * len(wanted):
+            if len(wanted & terms) >= weights.titled_list * len(wanted):
                 titles = _sections_under(" > ".join(parts[: depth + 1]), passage, passages)
                 if len(titles) >= count:
                     label = shown_sentence(parts[depth]).removesuffix(".")

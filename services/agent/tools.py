@@ -11,8 +11,8 @@ the answerers read, and the model gets a rendering of them. A chunk cut among th
 lead-in in it announces ("four permission modes:" above "### Mode 1"), or ending with a count
 of what follows ("a three-phase strategy" above "## Phase 1"), brings the first chunk of each of
 the section's later blocks with it (one more Search, filtered by document and section); so does a
-chunk whose parent heading counts its sections ("The 5-Step Safety Pattern"), for all of them. A failed
-Search is not an exception: the model is told in words, the client gets a ToolError event. Until
+chunk whose parent heading counts its sections ("The 5-Step Safety Pattern"), for all of them. A
+failed Search is not an exception: the model is told in words, the client gets a ToolError event. Until
 a search of the run has found anything, a failure that no rewording can fix ends the run with its
 status instead (fail closed): a missing collection is NOT_FOUND, retrieval down or overloaded
 UNAVAILABLE, the request's deadline passed DEADLINE_EXCEEDED. A reader never gets "I cannot
@@ -315,7 +315,9 @@ def _running_on(
 ) -> Iterator[tuple[common_pb2.ScoredChunk, _Blocks]]:
     """The found chunks whose blocks go on outside them: a lead-in's blocks or a counted set of
     sections after the chunk (its last paragraph counts them), or the sibling sections its
-    parent heading counts ("### Step 3: Understand" under "## The 5-Step Safety Pattern")."""
+    parent heading counts ("### Step 3: Understand" under "## The 5-Step Safety Pattern"), those
+    once for all the siblings found: one search brings them all."""
+    counted_parents: set[tuple[str, tuple[str, ...]]] = set()
     for scored in results:
         chunk = scored.chunk
         path = tuple(chunk.section_path)
@@ -326,7 +328,9 @@ def _running_on(
             if counted := sections_counted(chunk.text):
                 yield scored, _Blocks(path, chunk.chunk_index, counted)
                 continue
-        if len(path) >= 2 and (counted := heading_count(path[-2])):
+        parent = (chunk.document_id, path[:-1])
+        if len(path) >= 2 and parent not in counted_parents and (counted := heading_count(path[-2])):
+            counted_parents.add(parent)
             yield scored, _Blocks(path[:-1], -1, counted)
 
 
