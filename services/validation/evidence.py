@@ -30,6 +30,7 @@ import numpy as np
 
 from services.common.text.display import display_text
 from services.common.text.lists import read_list
+from services.common.text.question import focus_terms
 from services.common.text.steps import step_readings
 from services.common.text.tables import table_rows
 from services.common.text.units import UnitKind, sentence_units
@@ -204,6 +205,10 @@ class ClaimTerms:
     def term_set(self) -> frozenset[str]:
         return frozenset(self.terms)
 
+    def without(self, left_out: frozenset[str]) -> ClaimTerms:
+        """These terms less `left_out`, the words around them becoming adjacent."""
+        return ClaimTerms(tuple(term for term in self.terms if term not in left_out))
+
     @property
     def bigrams(self) -> frozenset[tuple[str, str]]:
         return frozenset(zip(self.terms, self.terms[1:], strict=False))
@@ -228,12 +233,74 @@ class PassageMatch:
         return self.misses == 0
 
 
+@dataclass(frozen=True)
+class QuestionFrame:
+    """The question an answer may restate: "How long does setting up a Python project take
+    with uv compared with pip?" -> "Setting up a Python project with uv takes 30 seconds where pip
+    takes 5 minutes." over the book's "UV takes 30 seconds where pip takes 5 minutes." The
+    restated words are the reader's, not a fact the answer adds; the words that answer must still
+    be stated together in one passage.
+
+    `terms`: the question's content words; `focus`: those naming what it is about (not "use",
+    "difference")."""
+
+    terms: frozenset[str] = frozenset()
+    focus: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, query: str) -> QuestionFrame:
+        return cls(Analysis(query).term_set, focus_terms(query))
+
+    def within(self, lead: frozenset[str]) -> QuestionFrame:
+        """The frame a claim restates in `lead`, the words before its verb: only what the claim is
+        about may be the reader's words. After the verb the claim says what is true of it, and
+        there the question's words are the claim: "William Jewell College was founded in 1874"
+        for "Which college ... was founded in 1874?" when the book says another one was."""
+        return QuestionFrame(self.terms & lead, self.focus)
+
+    def restated(self, stated: ClaimTerms, chunk: ChunkEvidence) -> frozenset[str]:
+        """The claim's words that restate the question and may stand outside its passage: none
+        unless the claim also says something of its own, and every restated word but at most one
+        is in the chunk, its place or its page (a restated premise the book never states is not
+        the reader's wording: "Inverse kinematics is hard to solve because ...")."""
+        restated = stated.term_set & self.terms
+        answering = stated.term_set - restated
+        if not restated or not answering:
+            return frozenset()
+        unknown = restated - chunk.analysis.term_set - chunk.page.term_set
+        if len(unknown) > MAX_UNSTATED_FRAME_WORDS:
+            return frozenset()
+        return restated - _contested(restated, answering, chunk)
+
+    def anchors(self, passage: Passage) -> bool:
+        """Whether the passage names something the question is about that the claim restates:
+        "Topics: Used for streaming data" does not answer "What is URDF used for?"."""
+        return bool(self.terms & self.focus & passage.terms)
+
+
+def _contested(restated: frozenset[str], answering: frozenset[str], chunk: ChunkEvidence) -> frozenset[str]:
+    """Restated words the chunk says something of in the claim's own terms: those must stand in
+    the claim's passage. "Revolute joints allow linear sliding movement" for "What is the difference
+    between revolute and continuous joints?" restates "revolute", and the chunk's "Revolute:
+    Rotational movement with limits" says what revolute joints do."""
+    return frozenset(
+        word for passage in chunk.passages if passage.terms & answering for word in restated & passage.terms
+    )
+
+
+# A claim answering no question restates none.
+NO_FRAME = QuestionFrame()
+# A restated question may use one word the book does not ("setting up" a project it says "build").
+MAX_UNSTATED_FRAME_WORDS = 1
+
+
 def rank_passages(
     claim: Analysis,
     chunk: ChunkEvidence,
     keep: int | None = None,
     subject: frozenset[str] = frozenset(),
     speaker: frozenset[str] = frozenset(),
+    frame: QuestionFrame = NO_FRAME,
 ) -> list[PassageMatch]:
     """The chunk's passages (the `keep` best of them), best coverage first; among equals the
     shorter passage wins. Keeping only the few that are used bounds the memory of a check: every
@@ -243,14 +310,11 @@ def rank_passages(
     is judged against what the chunk says of its subject, not against words said of another.
     The words of its `speaker` (services.validation.subjects.speaker_terms) the chunk need not state."""
     stated = ClaimTerms.against(claim, chunk.analysis, page_names(claim, chunk) | speaker)
-    novel = stated.term_set - chunk.analysis.term_set
+    restated = frame.restated(stated, chunk)
     matches = (
-        PassageMatch(
-            passage,
-            novel,
-            stated.term_set - passage.terms - novel,
-            stated.bigrams - passage.bigrams,
-        )
+        _match(passage, stated.without(restated - passage.terms), chunk)
+        if restated and frame.anchors(passage)
+        else _match(passage, stated, chunk)
         for passage in chunk.passages
     )
 
@@ -261,6 +325,13 @@ def rank_passages(
     if keep is None:
         return sorted(matches, key=best_first)
     return heapq.nsmallest(keep, matches, key=best_first)
+
+
+def _match(passage: Passage, stated: ClaimTerms, chunk: ChunkEvidence) -> PassageMatch:
+    novel = stated.term_set - chunk.analysis.term_set
+    return PassageMatch(
+        passage, novel, stated.term_set - passage.terms - novel, stated.bigrams - passage.bigrams
+    )
 
 
 def page_names(claim: Analysis, chunk: ChunkEvidence) -> frozenset[str]:

@@ -22,13 +22,20 @@ from services.common.text.words import Analysis
 from services.validation.claim_model import ClaimModel, doubtful_claims, shipped_claim_model
 from services.validation.claims import CitationMarker, Claim, find_citations, split_claims
 from services.validation.commands import cited_command_notes, command_notes
-from services.validation.evidence import ChunkEvidence, PassageMatch, mentions_anything, rank_passages
+from services.validation.evidence import (
+    NO_FRAME,
+    ChunkEvidence,
+    PassageMatch,
+    QuestionFrame,
+    mentions_anything,
+    rank_passages,
+)
 from services.validation.focus import TITLES_ONLY_NOTE, missed_focus, titles_only
 from services.validation.grounding_config import GroundingConfig
 from services.validation.lexical import LexicalEvidence, has_checkable_content, lexical_evidence
 from services.validation.refusals import is_refusal
 from services.validation.stopping import StopSignal
-from services.validation.subjects import paired_sides, speaker_terms, subject_terms
+from services.validation.subjects import leading_terms, paired_sides, speaker_terms, subject_terms
 from services.validation.support import ChunkVerdict, judge_claim, wants_similarity
 from services.validation.word_vectors import word_vector
 
@@ -376,10 +383,12 @@ class OfflineChecker:
         stop: StopSignal,
         rephrasing: bool,
         sides: tuple[frozenset[str], ...] = (),
+        frame: QuestionFrame = NO_FRAME,
     ) -> ClaimEvidence:
         """Everything the verdicts are made of: each claim's lexical evidence against every chunk
-        that could support it (`sides`: the two things the question pairs, subjects.paired_sides),
-        and its embedding similarity where the verdict reads one."""
+        that could support it (`sides`: the two things the question pairs, subjects.paired_sides;
+        `frame`: the question a claim may restate), and its embedding similarity where
+        the verdict reads one."""
         pages: dict[str, list[str]] = {}
         for i, chunk in enumerate(context):
             pages.setdefault(chunk.page or f"#{i}", []).extend((chunk.place, chunk.text))
@@ -403,7 +412,16 @@ class OfflineChecker:
         rankings = []
         for claim, analysis, subject in zip(claims, analyses, subjects, strict=True):
             stop.check()
-            rankings.append(self._rank(claim, analysis, subject, speaker_terms(analysis), chunks))
+            rankings.append(
+                self._rank(
+                    claim,
+                    analysis,
+                    subject,
+                    speaker_terms(analysis),
+                    chunks,
+                    frame.within(leading_terms(analysis)),
+                )
+            )
         evidence = {
             (i, j): lexical_evidence(
                 analyses[i], chunks[j], matches, self.config, subjects[i], context_numbers, sides
@@ -421,7 +439,7 @@ class OfflineChecker:
         """Judges every claim against every chunk that could support it (CPU-bound: run in a
         thread). Checks `stop` between claims and between embedding batches."""
         rephrasing = asks_for_other_words(query)
-        found = self.gather(claims, context, stop, rephrasing, paired_sides(query))
+        found = self.gather(claims, context, stop, rephrasing, paired_sides(query), QuestionFrame.of(query))
         model = None if found.direct else self._claim_model or shipped_claim_model()
         assessments = [
             _assess_claim(
@@ -451,6 +469,7 @@ class OfflineChecker:
         subject: frozenset[str],
         speaker: frozenset[str],
         chunks: list[ChunkEvidence],
+        frame: QuestionFrame,
     ) -> dict[int, list[PassageMatch]]:
         """The best passages of every chunk worth judging: those sharing words, and the cited ones.
 
@@ -459,7 +478,7 @@ class OfflineChecker:
         keep = max(self.config.negation_passages, self.config.semantic_candidates)
         cited = {n - 1 for n in claim.citations if 1 <= n <= len(chunks)}
         return {
-            chunk.index: rank_passages(analysis, chunk, keep, subject, speaker)
+            chunk.index: rank_passages(analysis, chunk, keep, subject, speaker, frame)
             for chunk in chunks
             if chunk.index in cited or mentions_anything(analysis, chunk)
         }

@@ -30,8 +30,15 @@ def _is_verb(word: str) -> bool:
 
 def subject_terms(claim: Analysis) -> frozenset[str]:
     """The stemmed content words before the claim's first verb (empty when it names no subject)."""
+    return leading_terms(claim, MAX_SUBJECT_WORDS)
+
+
+def leading_terms(claim: Analysis, max_words: int | None = None) -> frozenset[str]:
+    """The stemmed content words before the claim's first verb among its first max_words + 1
+    words (empty when there is none): what the claim is about, however long ("Setting up a
+    Python project with uv takes ...")."""
     words = claim.words
-    for i, word in enumerate(words[: MAX_SUBJECT_WORDS + 1]):
+    for i, word in enumerate(words if max_words is None else words[: max_words + 1]):
         if _is_verb(word):
             return frozenset(stem(w) for w in words[:i] if is_content_word(w))
     return frozenset()

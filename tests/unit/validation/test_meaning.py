@@ -53,6 +53,18 @@ LIDAR = (
     "resolution (degrees per measurement), and field of view (typically 360 degrees for full "
     "environment scanning)."
 )
+# agentfactory: 05-Python-Fundamentals/15-python-uv-package-manager/01-why-uv-...md, its opening.
+UV_SETUP = """## The 30-Second Setup Problem
+
+Imagine you want to build a Python project right now. Here's what happens with traditional tools:
+
+**With UV (the modern way):**
+- One command: `uv init my-project`
+- Done. Your project is ready.
+
+The difference? **UV takes 30 seconds where pip takes 5 minutes.** But more importantly, UV eliminates the confusion entirely.
+"""
+UV_QUESTION = "How long does setting up a Python project take with uv compared with pip?"
 
 
 def chunks(*texts: str) -> list[ContextChunk]:
@@ -383,3 +395,50 @@ async def test_one_thing_said_of_both_must_be_said_of_each(checker, question, an
     assert result.is_grounded is grounded
     if not grounded:
         assert "is not said of both" in result.claims[0].reason
+
+
+async def test_a_direct_answer_may_restate_the_question_it_answers(checker):
+    # The 0.5B model's answer, replaced as not grounded over "setting" (the book never says it)
+    # and "Python project" (not in the sentence that answers).
+    answer = "Setting up a Python project with uv takes 30 seconds where pip takes 5 minutes."
+    result = await checker.check(UV_QUESTION, answer, chunks(UV_SETUP), [], None)
+    assert result.is_grounded, result.claims[0].reason
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # The restated frame does not excuse the answering words: the numbers are swapped.
+        (UV_QUESTION, "Setting up a Python project with uv takes 5 minutes where pip takes 30 seconds."),
+        # Words the question does not have are the claim's own, restated or not.
+        ("What does uv eliminate?", "Setting up a Python project with uv eliminates the confusion entirely."),
+        # After its verb a claim says what is true of its subject: the question's words there are
+        # the fact to find (pip's sentence names its 5 minutes, not the confusion it eliminates).
+        (
+            "Which tool eliminates the confusion of the 5-minute setup?",
+            "Pip eliminates the confusion of the 5-minute setup.",
+        ),
+        # A premise the book never states is not the reader's wording: two restated words it lacks.
+        (
+            "Why is the setup of a Python project with pip slow and painful?",
+            "The slow and painful setup of a Python project with pip takes 5 minutes.",
+        ),
+    ],
+)
+async def test_a_restated_question_excuses_no_answering_word(checker, question, answer):
+    result = await checker.check(question, answer, chunks(UV_SETUP), [], None)
+    assert not result.is_grounded
+
+
+async def test_a_claim_of_a_longer_answer_restating_the_question_is_as_sure_as_a_quote(checker):
+    # Longer answers share a doubt budget: a restated question used to spend it ("setting" and
+    # "Python project" counted as words the passage lacks), and the 0.5B model's correct af-53
+    # answer ("The MCP server runs with stateless_http=True, which means ...") was replaced.
+    answer = (
+        "Setting up a Python project with uv takes 30 seconds where pip takes 5 minutes. "
+        "More importantly, UV eliminates the confusion entirely."
+    )
+    asked = await checker.check(UV_QUESTION, answer, chunks(UV_SETUP), [], None)
+    unasked = await checker.check("", answer, chunks(UV_SETUP), [], None)
+    assert asked.claims[0].score == pytest.approx(1.0)
+    assert unasked.claims[0].score < asked.claims[0].score
