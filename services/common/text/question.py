@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 
 from services.common.text.lists import word_list
 from services.common.text.words import Analysis, stem
@@ -344,6 +345,9 @@ def last_question(query: str) -> str:
 QUESTION_WORDS = frozenset(stem(word) for word in word_list("question_words"))
 
 
+# A check reads a question's focus twice (the restated frame, then whether the answer addresses
+# it), at about a millisecond each: a third of a short answer's validation.
+@lru_cache(maxsize=256)
 def focus_terms(query: str) -> frozenset[str]:
     """The stemmed words naming what the question is about (its content words less
     QUESTION_WORDS); none when it asks for the selected text or the last answer in other words
