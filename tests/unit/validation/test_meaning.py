@@ -106,6 +106,32 @@ async def test_a_faithful_paraphrase_adding_a_common_verb_is_supported(checker):
     assert not wrong.is_grounded
 
 
+# module-1/building-ros2-packages/index.md, "Basic Colcon Commands" (its opening lines).
+COLCON = """### Basic Colcon Commands
+
+```bash
+# Navigate to workspace root
+cd ~/ros2_ws
+
+# Build specific package
+colcon build --packages-select my_robot_controller
+```
+"""
+
+
+async def test_running_a_command_the_book_shows_is_supported(checker):
+    # A model shown the block answers with the verb it leaves implicit; the command still counts.
+    question = "How do I build just one package in my ROS 2 workspace instead of all of them?"
+    right = await checker.check(
+        question, "Run colcon build --packages-select my_robot_controller [1].", chunks(COLCON), [], None
+    )
+    assert right.is_grounded, right.claims
+    wrong = await checker.check(
+        question, "Run colcon build --packages-skip my_robot_controller [1].", chunks(COLCON), [], None
+    )
+    assert not wrong.is_grounded
+
+
 @pytest.mark.parametrize(
     "answer",
     [
