@@ -41,6 +41,21 @@ RUNS = [
         ["glossator", "eval", "answers", "--questions", path, "--split", "report", "--embedded", DATA]
         for path in ("bench/questions/physical-ai-book.yaml", "bench/questions/agentfactory.yaml")
     ),
+    # what an LLM's answer turn is shown of the passages: whether the answer is in it at all
+    *(
+        [
+            sys.executable,
+            "-m",
+            "bench.answer_context",
+            "--questions",
+            path,
+            "--split",
+            "report",
+            "--data-dir",
+            DATA,
+        ]
+        for path in ("bench/questions/physical-ai-book.yaml", "bench/questions/agentfactory.yaml")
+    ),
     [sys.executable, "-m", "bench.correctness_agreement"],
 ]
 

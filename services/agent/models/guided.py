@@ -63,7 +63,9 @@ from services.agent.prompt import QUESTION_LABEL, answer_input, answer_prompt, l
 from services.agent.tools import TOOL_NAME, AskContext
 from services.common.contract_limits import MAX_QUERY_CHARS
 from services.common.logging import get_logger
+from services.common.text.display import display_text
 from services.common.text.prose import ProseSentence, sectioned_sentences
+from services.common.text.units import UnitKind, line_kinds
 from services.common.text.words import Analysis, is_content_word, stem
 
 log = get_logger("glossator.agent.llm")
@@ -322,9 +324,13 @@ def focused(
     question; the passages of `picks` come first, in their order, then the others, those whose
     best sentence scores highest first for the budget, in their numbers' order. Sentences about
     the text ("This tutorial covers ...") are left out, and so is a passage with none scored left.
-    Unscored passages stay whole. A small model copies what it is shown, and mostly from the first
-    passage: isolated sentences lose what they are about ("Used for streaming data" without
-    "Topics"), and `**Goal**:` and tutorial intros came back verbatim in its answers."""
+    A passage Search scored no sentence of is code, mostly: it is shown as read (_as_read) after
+    the scored ones, as the budget allows ("colcon build --packages-select" answers "How do I build
+    just one package?" from Search's first hit, which the model was not shown); when no passage is
+    scored (sparse mode, an older index) every passage stays whole. A small model copies what it is
+    shown, and mostly from the first passage: isolated sentences lose what they are about ("Used
+    for streaming data" without "Topics"), and `**Goal**:` and tutorial intros came back verbatim
+    in its answers."""
     passages = sorted(found, key=lambda passage: passage.number)
     if not any(p.sentence_scores for p in passages):
         return [(p.number, p.text) for p in passages]
@@ -332,7 +338,14 @@ def focused(
     for pick in picks:
         chosen.setdefault(pick.number, []).append(pick.sentence)
     limit = min(max(PASSAGE_CHARS, budget // 3), budget)
-    sections = {p.number: _best_section(p, limit, chosen.get(p.number, [])) for p in passages}
+    sections = {
+        p.number: (
+            _best_section(p, limit, chosen.get(p.number, []))
+            if p.sentence_scores or p.number in chosen
+            else (0.0, _as_read(p, limit))
+        )
+        for p in passages
+    }
     first = [n for n in chosen if sections.get(n, (0.0, ""))[1]]
     rest = sorted((n for n in sections if n not in first), key=lambda n: -sections[n][0])
     shown: dict[int, str] = {}
@@ -393,6 +406,25 @@ def _best_section(passage: Passage, budget: int, anchors: Sequence[str] = ()) ->
     if heading and not place.endswith(heading):
         place = f"{place} > {heading}"
     return scores.get((sentences[best].start, sentences[best].end), 0.0), f"({place}) " + " ".join(pieces)
+
+
+def _as_read(passage: Passage, budget: int) -> str:
+    """`(place) text` of a passage without a scored sentence, on one line as a reader reads it:
+    code as written (a comment is no heading), prose without its markup, headings left to the
+    place; whole lines, as many as `budget` characters hold."""
+    raw = passage.text.splitlines()
+    lines, used = [], 0
+    for line, kind in zip(raw, line_kinds(raw), strict=True):
+        if kind in (UnitKind.HEADING, UnitKind.MARKUP):
+            continue
+        shown = " ".join(line.split()) if kind == UnitKind.CODE else display_text(line)
+        if not shown:
+            continue
+        if used + len(shown) > budget:
+            break
+        lines.append(shown)
+        used += len(shown) + 1
+    return f"({passage.heading}) " + " ".join(lines) if lines else ""
 
 
 def _shown(passage: Passage, sentence: ProseSentence) -> str:

@@ -498,7 +498,6 @@ def test_an_answer_turn_shows_each_passage_as_its_place_and_its_best_section():
     passages = [
         (1, "## Nodes\nROS 2 nodes are processes. They talk over topics.\n## Weather\nThe weather was fine."),
         (2, "Gazebo simulates physics. It renders scenes too."),
-        (3, "Nothing here scores at all for this question."),
     ]
     similarity = {
         "ROS 2 nodes are processes.": 0.9,
@@ -515,6 +514,26 @@ def test_an_answer_turn_shows_each_passage_as_its_place_and_its_best_section():
         (1, "(Book > Nodes) ROS 2 nodes are processes. They talk over topics."),
     ], "the passages scoring best come first within the budget"
     assert focused(scored(passages, {})) == passages, "unscored passages are shown whole"
+
+
+def test_a_passage_of_code_is_shown_as_read_after_the_scored_ones():
+    """Search's first hit for "How do I build just one package?" was code, and the model was not
+    shown it: Search scores prose sentences only."""
+    code = (
+        "### Basic Colcon Commands\n```bash\n# Build specific package\n"
+        "colcon build --packages-select my_robot_controller\n```\nThen source the **workspace**.\n"
+    )
+    prose = "Colcon builds every package of a workspace."
+    passages = scored([(1, code), (2, prose)], {prose: 0.7})
+    assert focused(passages) == [
+        (
+            1,
+            "(Book) # Build specific package colcon build --packages-select my_robot_controller "
+            "Then source the workspace.",
+        ),
+        (2, f"(Book) {prose}"),
+    ], "code as written (its comment is no heading), prose rendered, the heading left to the place"
+    assert focused(passages, budget=60) == [(2, f"(Book) {prose}")], "scored passages first for the budget"
 
 
 def test_a_larger_context_shows_more_of_each_passage_section():
