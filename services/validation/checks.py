@@ -13,14 +13,43 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from services.common.text.words import TOKEN_RE, Analysis, attribution_span, capitalised_words
+from services.common.text.words import (
+    NUMBER_RE,
+    TOKEN_RE,
+    Analysis,
+    attribution_span,
+    capitalised_words,
+    normalise_number,
+)
 from services.validation.evidence import ChunkEvidence, Passage
 from services.validation.subjects import said_of_each
 
 
 def missing_numbers(claim: Analysis, chunk: ChunkEvidence) -> list[str]:
     """Numbers, years, dates and quantities of the claim that the chunk never states."""
-    return sorted(claim.numbers - chunk.analysis.numbers)
+    return sorted(claim.numbers - chunk.analysis.numbers - numbers_in_page_names(claim, chunk))
+
+
+# "ROS 2", "Python 3": a capitalised word and the number that completes the name.
+_NAMED_NUMBER_RE = re.compile(r"\b([A-Z][\w.+-]*)\s+(" + NUMBER_RE.pattern + r")(?![\w.,]\d)")
+
+
+def numbers_in_page_names(claim: Analysis, chunk: ChunkEvidence) -> frozenset[str]:
+    """Numbers of the claim that only complete a name the chunk's page or place writes the same
+    way: "ROS 2 actions are ideal for tasks that ..." from the list under "When to Use Actions", on
+    the page "Introduction to ROS 2 Actions", states no figure 2. (Nothing without a page: the
+    chunk's own numbers are its own.)"""
+    if chunk.page is chunk.analysis:
+        return frozenset()
+    page = chunk.page.text.lower()
+    named = {
+        normalise_number(m.group(2))
+        for m in _NAMED_NUMBER_RE.finditer(claim.text)
+        if f"{m.group(1)} {m.group(2)}".lower() in page
+    }
+    # A number the claim also states on its own is a figure all the same.
+    alone = {normalise_number(m.group()) for m in NUMBER_RE.finditer(_NAMED_NUMBER_RE.sub("", claim.text))}
+    return frozenset(named - alone)
 
 
 def missing_names(claim: Analysis, chunk: ChunkEvidence) -> list[str]:
@@ -61,7 +90,9 @@ def numbers_elsewhere(claim: Analysis, chunk: ChunkEvidence, context_numbers: fr
     """Numbers of the claim that another chunk of the context states and this one does not:
     "Atlas has 360 degrees of freedom", the 360 being a LiDAR's field of view in another passage.
     (Within one chunk a number may come from the next sentence: summaries merge sentences.)"""
-    return sorted((claim.numbers & context_numbers) - chunk.analysis.numbers)
+    return sorted(
+        (claim.numbers & context_numbers) - chunk.analysis.numbers - numbers_in_page_names(claim, chunk)
+    )
 
 
 def numbers_from_other_rows(claim: Analysis, chunk: ChunkEvidence, best: Passage) -> list[str]:

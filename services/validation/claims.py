@@ -83,6 +83,25 @@ class Claim:
         return [marker.number for marker in self.markers]
 
 
+# "According to the book, ...", "Based on the provided passages, ...", "The text says that ...":
+# where the answer comes from, which is what a citation says; the words state no fact of the book.
+_SOURCE_FRAME_RE = re.compile(
+    r"^\W*(?:"
+    r"(?:according\s+to|based\s+on|as\s+(?:stated|described|explained|shown|noted)\s+in|from|in|per)\s+"
+    r"(?:the|this|these)\s+(?:(?:provided|given|retrieved|above|cited)\s+)?"
+    r"(?:book|text|passages?|context|sources?|documentation|docs|excerpts?)(?:\s*" + _MARKER + r")*\s*,\s*"
+    r"|(?:the|this)\s+(?:book|text|passages?|context|documentation)(?:\s*" + _MARKER + r")*\s+"
+    r"(?:says|states|explains|notes|describes|shows)(?:\s+that)?\s+"
+    r")",
+    re.IGNORECASE,
+)
+
+
+def without_source_frame(claim: str) -> str:
+    """The claim less an opening that only names its source ("According to the book, ...")."""
+    return _SOURCE_FRAME_RE.sub("", claim, count=1)
+
+
 def find_citations(answer: str) -> list[CitationMarker]:
     """Every [n], [n][m] and [n, m] marker in the answer, in reading order."""
     return [

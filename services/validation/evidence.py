@@ -30,6 +30,7 @@ import numpy as np
 
 from services.common.text.display import display_text
 from services.common.text.lists import read_list
+from services.common.text.prose import list_runs
 from services.common.text.question import focus_terms
 from services.common.text.steps import step_readings
 from services.common.text.tables import table_rows
@@ -91,6 +92,7 @@ class ChunkEvidence:
         # The names its page and its place in the book mention (its own text's when not given).
         self.page = Analysis(page) if page else self.analysis
         self._read = read_sentences(text)
+        self._lists = list_runs(text, sentence_units(text)) if len(self._read) > 1 else []
         self.sentences = [sentence.shown for sentence in self._read]
         self._window_sentences = window_sentences
         self._phrase_gap = phrase_gap
@@ -129,11 +131,66 @@ class ChunkEvidence:
                         bool(self._read[first].written),
                     )
                 )
+        passages.extend(self._list_passages(analysed))
+        return passages
+
+    def _list_passages(self, analysed: list[list[Analysis]]) -> list[Passage]:
+        """Each list of plain items, with its lead-in, as one passage: "Use an action when a task
+        takes a significant amount of time, requires continuous feedback and must be cancellable"
+        gathers three items of "Actions are ideal for tasks that:", in their order, and says no
+        more than the list does. Labelled items ("Revolute: ...", "Continuous: ...") say things of
+        different subjects, and a claim merging them recombines them: those stay one a passage."""
+        passages = []
+        for first, end, lead_in in self._lists:
+            items = self._read[first:end]
+            if not 2 <= len(items) <= MAX_LIST_ITEMS or any(
+                _labelled(item) or item.written for item in items
+            ):
+                continue
+            if lead_in and first and display_text(self._read[first - 1].text).rstrip(" :") == lead_in:
+                first -= 1
+            own = [Analysis(sentence.text).terms for sentence in self._read[first:end]]
+            reach = self._phrase_gap + 1
+            # "A, B and C" states each item's words in turn: the end of one item runs into the
+            # start of any later one.
+            junctions = {
+                (tail, head)
+                for i, earlier in enumerate(own)
+                for later in own[i + 1 :]
+                for tail in earlier[-reach:]
+                for head in later[:reach]
+            }
+            shown = [readings[0] for readings in analysed[first:end]]
+            passages.append(
+                Passage(
+                    self.index,
+                    first,
+                    end,
+                    frozenset().union(*(a.term_set for a in shown)),
+                    frozenset(junctions).union(
+                        *(
+                            a.ordered_pairs(self._phrase_gap)
+                            for readings in analysed[first:end]
+                            for a in readings
+                        )
+                    ),
+                    frozenset().union(*(a.negations for a in shown)),
+                    frozenset().union(*(negated_terms(a) for a in shown)),
+                    frozenset().union(*(a.numbers for a in shown)),
+                )
+            )
         return passages
 
 
 # "**Continuous**: Unlimited rotational movement": a label is a few words before a colon.
 _MAX_LABEL_CHARS = 40
+# A longer list is a catalogue rather than one statement: its items stay passages of their own.
+MAX_LIST_ITEMS = 12
+
+
+def _labelled(sentence: ReadSentence) -> bool:
+    label, colon, _ = sentence.text.partition(":")
+    return bool(colon) and len(label) <= _MAX_LABEL_CHARS
 
 
 @dataclass(frozen=True)
@@ -159,8 +216,8 @@ class ReadSentence:
             return (self.text, self.written)
         if not self.heading:
             return (self.text,)
-        label, colon, rest = self.text.partition(":")
-        if colon and len(label) <= _MAX_LABEL_CHARS:
+        label, _, rest = self.text.partition(":")
+        if _labelled(self):
             return (self.shown, f"{label} {self.heading}: {rest}")
         return (self.shown, f"{self.text} {self.heading}")
 

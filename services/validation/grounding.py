@@ -20,7 +20,13 @@ from services.common.embedding import EmbeddingCache
 from services.common.text.question import asks_for_other_words
 from services.common.text.words import Analysis
 from services.validation.claim_model import ClaimModel, doubtful_claims, shipped_claim_model
-from services.validation.claims import CitationMarker, Claim, find_citations, split_claims
+from services.validation.claims import (
+    CitationMarker,
+    Claim,
+    find_citations,
+    split_claims,
+    without_source_frame,
+)
 from services.validation.commands import cited_command_notes, command_notes
 from services.validation.evidence import (
     NO_FRAME,
@@ -402,7 +408,7 @@ class OfflineChecker:
             )
             for i, chunk in enumerate(context)
         ]
-        analyses = [Analysis(claim.text) for claim in claims]
+        analyses = [Analysis(without_source_frame(claim.text)) for claim in claims]
         # A subject the context never names is left to the word evidence (a summary words its
         # subjects its own way); one it names elsewhere must be what the supporting passage is about.
         context_terms = frozenset().union(*(chunk.analysis.term_set for chunk in chunks))

@@ -202,6 +202,21 @@ def _lists(text: str, units: list[Unit]) -> dict[int, tuple[str, tuple[tuple[int
     return found
 
 
+def list_runs(text: str, units: list[Unit]) -> list[tuple[int, int, str]]:
+    """Each list whose items stand one after another (no sub-list or code between them), as the
+    indexes [first, end) of its item units and its lead-in (see _lists)."""
+    members: dict[tuple[tuple[int, int], ...], list[int]] = {}
+    lead_ins = {}
+    for index, (lead_in, items) in _lists(text, units).items():
+        members.setdefault(items, []).append(index)
+        lead_ins[items] = lead_in
+    return sorted(
+        (min(indexes), max(indexes) + 1, lead_ins[items])
+        for items, indexes in members.items()
+        if max(indexes) + 1 - min(indexes) == len(indexes)
+    )
+
+
 def _lead_in(text: str, units: list[Unit], first: int, *, nested: bool) -> str:
     """The lead-in of the list whose first item is units[first] (see _lists)."""
     if first == 0:

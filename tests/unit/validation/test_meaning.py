@@ -132,6 +132,79 @@ async def test_running_a_command_the_book_shows_is_supported(checker):
     assert not wrong.is_grounded
 
 
+# module-1/actions-robotic-systems/index.md, "When to Use Actions".
+WHEN_TO_USE_ACTIONS = """### When to Use Actions
+
+Actions are ideal for tasks that:
+- Take a significant amount of time to complete
+- Require continuous feedback to the client
+- Need to be cancellable or preemptable
+- Have intermediate results during execution
+
+Examples include:
+- Navigation to a specific location
+- Robot arm motion planning and execution
+"""
+
+
+async def test_a_sentence_gathering_items_of_one_list_is_supported(checker):
+    # What a model writes from the list: three of its items, in one sentence, in their order.
+    question = "Why would I use a ROS 2 action for a task?"
+    answer = (
+        "Use an action when a task takes a significant amount of time to complete, requires "
+        "continuous feedback, and needs to be cancellable [1]."
+    )
+    right = await checker.check(question, answer, chunks(WHEN_TO_USE_ACTIONS), [], None)
+    assert right.is_grounded, right.claims
+    # Words of the list put together in another order are no longer what it says.
+    wrong = await checker.check(
+        question,
+        "Use an action when a task needs continuous execution and requires a significant amount of feedback [1].",
+        chunks(WHEN_TO_USE_ACTIONS),
+        [],
+        None,
+    )
+    assert not wrong.is_grounded
+
+
+def actions_list(page: str = "actions.md") -> list[ContextChunk]:
+    """The list as Search returns it, with its place and page, beside another chunk with a 2."""
+    return [
+        ContextChunk(
+            "when",
+            WHEN_TO_USE_ACTIONS,
+            place="Actions in Robotic Systems > Introduction to ROS 2 Actions > When to Use Actions",
+            page=page,
+        ),
+        ContextChunk("steps", "Step 2 builds the action server.", page="other.md"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "opening",
+    ["", "According to the book, ", "Based on the provided passages, ", "The text says that "],
+)
+async def test_a_name_the_page_gives_and_the_answers_source_state_no_fact(checker, opening):
+    # "ROS 2" names what the page is about (the 2 is no figure the list lacks), and a model's
+    # opening that names where the answer comes from is the citation's job, not a claim of the book.
+    answer = f"{opening}ROS 2 actions are ideal for tasks that need to be cancellable or preemptable [1]."
+    result = await checker.check("Why would I use a ROS 2 action?", answer, actions_list(), [], None)
+    assert result.is_grounded, result.claims
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "ROS 2 actions are ideal for tasks that take 2 hours [1].",
+        "According to the book, ROS 3 actions are ideal for tasks that need to be cancellable [1].",
+        "According to the book, actions are ideal for tasks that need to be cancelled by the robot [1].",
+    ],
+)
+async def test_a_figure_or_a_claim_behind_those_words_is_still_checked(checker, answer):
+    result = await checker.check("Why would I use a ROS 2 action?", answer, actions_list(), [], None)
+    assert not result.is_grounded, result.claims
+
+
 @pytest.mark.parametrize(
     "answer",
     [
