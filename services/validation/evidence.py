@@ -59,6 +59,9 @@ class Passage:
     # number belongs to its row, "Documentation — Points: 15", not to its neighbours).
     numbers: frozenset[str] = frozenset()
     tabular: bool = False
+    # A whole list, or its labels, read as one statement (ChunkEvidence._list_passages): it
+    # stands for a claim only when it holds every word of it.
+    gathered: bool = False
 
     def is_about(self, subject: frozenset[str]) -> bool:
         """Whether the passage (a list item with its heading) names the subject (any subject
@@ -135,48 +138,57 @@ class ChunkEvidence:
         return passages
 
     def _list_passages(self, analysed: list[list[Analysis]]) -> list[Passage]:
-        """Each list of plain items, with its lead-in, as one passage: "Use an action when a task
-        takes a significant amount of time, requires continuous feedback and must be cancellable"
-        gathers three items of "Actions are ideal for tasks that:", in their order, and says no
-        more than the list does. Labelled items ("Revolute: ...", "Continuous: ...") say things of
-        different subjects, and a claim merging them recombines them: those stay one a passage."""
+        """Each list, with its lead-in, as one passage. Of plain items, the whole list: "Use an
+        action when a task takes a significant amount of time, requires continuous feedback and
+        must be cancellable" gathers three items of "Actions are ideal for tasks that:", in their
+        order, and says no more than the list does. Of labelled items ("Revolute: ...",
+        "Continuous: ..."), the labels only ("The three categories are proprioceptive,
+        exteroceptive and interoceptive sensors"): their descriptions say things of different
+        subjects, and a claim merging those recombines them, so each stays a passage of its own."""
         passages = []
         for first, end, lead_in in self._lists:
             items = self._read[first:end]
-            if not 2 <= len(items) <= MAX_LIST_ITEMS or any(
-                _labelled(item) or item.written for item in items
-            ):
+            if not 2 <= len(items) <= MAX_LIST_ITEMS or any(item.written for item in items):
                 continue
+            labelled = [_labelled(item) for item in items]
+            if any(labelled) and not all(labelled):
+                continue
+            texts = [item.text.partition(":")[0] if all(labelled) else item.text for item in items]
+            leads = [text for text in (items[0].heading, lead_in) if text]
             if lead_in and first and display_text(self._read[first - 1].text).rstrip(" :") == lead_in:
                 first -= 1
-            own = [Analysis(sentence.text).terms for sentence in self._read[first:end]]
+            parts = [Analysis(text) for text in leads + texts]
             reach = self._phrase_gap + 1
             # "A, B and C" states each item's words in turn: the end of one item runs into the
-            # start of any later one.
+            # start of any later one. Labels are names, listed in any order.
             junctions = {
                 (tail, head)
-                for i, earlier in enumerate(own)
-                for later in own[i + 1 :]
-                for tail in earlier[-reach:]
-                for head in later[:reach]
+                for i, earlier in enumerate(parts)
+                for later in parts[i + 1 :]
+                for tail in earlier.terms[-reach:]
+                for head in later.terms[:reach]
             }
-            shown = [readings[0] for readings in analysed[first:end]]
+            if all(labelled):
+                names = parts[len(leads) :]
+                junctions |= {
+                    (a, b)
+                    for one in names
+                    for other in names
+                    if one is not other
+                    for a in one.terms
+                    for b in other.terms
+                }
             passages.append(
                 Passage(
                     self.index,
                     first,
                     end,
-                    frozenset().union(*(a.term_set for a in shown)),
-                    frozenset(junctions).union(
-                        *(
-                            a.ordered_pairs(self._phrase_gap)
-                            for readings in analysed[first:end]
-                            for a in readings
-                        )
-                    ),
-                    frozenset().union(*(a.negations for a in shown)),
-                    frozenset().union(*(negated_terms(a) for a in shown)),
-                    frozenset().union(*(a.numbers for a in shown)),
+                    frozenset().union(*(a.term_set for a in parts)),
+                    frozenset(junctions).union(*(a.ordered_pairs(self._phrase_gap) for a in parts)),
+                    frozenset().union(*(a.negations for a in parts)),
+                    frozenset().union(*(negated_terms(a) for a in parts)),
+                    frozenset().union(*(a.numbers for a in parts)),
+                    gathered=True,
                 )
             )
         return passages
@@ -242,6 +254,54 @@ def read_sentences(text: str) -> list[ReadSentence]:
     return read or [ReadSentence(text)]
 
 
+# Endings that make one word of another, as the stemmer leaves them: "interaction" from
+# "interact", "rotational" from "rotat(e)", "efficienci" (efficiency) from "efficien(t)",
+# "requirement" from "requir(e)", "dependenci" from "depend".
+_DERIVATION_ENDINGS = frozenset(
+    {
+        "ion",
+        "ional",
+        "ation",
+        "ational",
+        "ive",
+        "al",
+        "ally",
+        "ic",
+        "ical",
+        "ment",
+        "ement",
+        "iti",
+        "ence",
+        "enci",
+        "ance",
+        "anci",
+        "ci",
+        "ent",
+        "ant",
+    }
+)
+# Shorter words share too little to be one word's forms ("stat" of "state" and "station").
+MIN_DERIVED_LENGTH = 5
+
+
+def derived_partner(term: str, chunk_terms: frozenset[str]) -> str:
+    """The chunk's form of a claim word the chunk states in another part of speech ("an agent
+    interacts with its environment" for "the interaction between an agent and its environment"),
+    else the word itself. The stemmer folds inflections only (Search's sparse vectors use it);
+    a paraphrase changes a word's class as often as its tense."""
+    if len(term) < MIN_DERIVED_LENGTH or not term.isalpha():
+        return term
+    for other in sorted(chunk_terms):
+        shorter, longer = sorted((term, other), key=len)
+        if len(shorter) < MIN_DERIVED_LENGTH or not other.isalpha():
+            continue
+        if longer[len(shorter) :] in _DERIVATION_ENDINGS and longer.startswith(shorter):
+            return other
+        if longer[len(shorter) - 1 :] in _DERIVATION_ENDINGS and longer.startswith(shorter[:-1]):
+            return other
+    return term
+
+
 @dataclass(frozen=True)
 class ClaimTerms:
     """The claim's content words as one chunk is asked to state them: a common verb the chunk
@@ -256,7 +316,13 @@ class ClaimTerms:
         nor `named`, names the chunk need not state (page_names: those its page gives it;
         speaker_terms: whoever the claim is attributed to)."""
         implicit = (((PARAPHRASE_WORDS & claim.term_set) | named) - chunk.term_set) | FILLER_WORDS
-        return cls(tuple(term for term in claim.terms if term not in implicit))
+        return cls(
+            tuple(
+                term if term in chunk.term_set else derived_partner(term, chunk.term_set)
+                for term in claim.terms
+                if term not in implicit
+            )
+        )
 
     @property
     def term_set(self) -> frozenset[str]:
@@ -369,10 +435,14 @@ def rank_passages(
     stated = ClaimTerms.against(claim, chunk.analysis, page_names(claim, chunk) | speaker)
     restated = frame.restated(stated, chunk)
     matches = (
-        _match(passage, stated.without(restated - passage.terms), chunk)
-        if restated and frame.anchors(passage)
-        else _match(passage, stated, chunk)
-        for passage in chunk.passages
+        match
+        for match in (
+            _match(passage, stated.without(restated - passage.terms), chunk)
+            if restated and frame.anchors(passage)
+            else _match(passage, stated, chunk)
+            for passage in chunk.passages
+        )
+        if not (match.passage.gathered and match.outside_terms)
     )
 
     def best_first(match: PassageMatch) -> tuple[bool, int, int, int]:

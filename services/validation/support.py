@@ -99,14 +99,19 @@ def describe_gap(claim: Analysis, evidence: LexicalEvidence) -> str:
 
 
 def _describe_gap(claim: Analysis, match: PassageMatch) -> str:
+    # A claim word may stand in the match as the chunk's form of it (evidence.derived_partner).
     written = claim.written_forms
+
+    def place(term: str) -> int:
+        return claim.terms.index(term) if term in written else len(claim.terms)
+
     if match.novel_terms:
-        words = sorted(match.novel_terms, key=claim.terms.index)
-        return "not in context: " + ", ".join(written[term] for term in words[:5])
+        words = sorted(match.novel_terms, key=place)
+        return "not in context: " + ", ".join(written.get(term, term) for term in words[:5])
     if match.outside_terms:
-        words = sorted(match.outside_terms, key=claim.terms.index)
-        return "not in the same passage: " + ", ".join(written[term] for term in words[:5])
+        words = sorted(match.outside_terms, key=place)
+        return "not in the same passage: " + ", ".join(written.get(term, term) for term in words[:5])
     if match.missing_bigrams:
-        first, second = min(match.missing_bigrams, key=lambda pair: claim.terms.index(pair[0]))
-        return f"'{written[first]} {written[second]}' not stated together in context"
+        first, second = min(match.missing_bigrams, key=lambda pair: place(pair[0]))
+        return f"'{written.get(first, first)} {written.get(second, second)}' not stated together in context"
     return "not supported closely enough"

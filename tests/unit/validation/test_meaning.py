@@ -167,6 +167,60 @@ async def test_a_sentence_gathering_items_of_one_list_is_supported(checker):
     assert not wrong.is_grounded
 
 
+# intro/sensor-systems-overview/index.md, "Sensor Categories in Physical AI".
+SENSOR_CATEGORIES = """### Sensor Categories in Physical AI
+
+Robotic sensors can be broadly categorized into:
+
+1. **Proprioceptive Sensors**: Measure the robot's internal state
+2. **Exteroceptive Sensors**: Measure the external environment
+3. **Interoceptive Sensors**: Measure internal systems and conditions
+"""
+
+
+@pytest.mark.parametrize(
+    "answer, grounded",
+    [
+        ("The three categories are proprioceptive, exteroceptive and interoceptive sensors [1].", True),
+        ("The categories are interoceptive, proprioceptive and exteroceptive sensors [1].", True),
+        # a label's description is still said of its own label only
+        ("Proprioceptive sensors measure the external environment [1].", False),
+        ("The categories are proprioceptive, exteroceptive and optical sensors [1].", False),
+    ],
+)
+async def test_the_labels_of_a_list_may_be_named_together(checker, answer, grounded):
+    question = "What are the three categories of robotic sensors?"
+    result = await checker.check(question, answer, chunks(SENSOR_CATEGORIES), [], None)
+    assert result.is_grounded is grounded, result.claims
+
+
+# intro/foundations-of-physical-ai/index.md, "Embodied Intelligence".
+EMBODIED = (
+    "Embodied intelligence emphasizes that intelligence emerges from the interaction between an "
+    "agent and its environment. This concept challenges the traditional view of intelligence as "
+    "purely computational, highlighting the importance of physical form and environmental interaction."
+)
+
+
+@pytest.mark.parametrize(
+    "answer, grounded",
+    [
+        (
+            "Embodied intelligence is the idea that intelligence emerges when an agent interacts with its environment [1].",
+            True,
+        ),
+        (
+            "Embodied intelligence is the idea that intelligence emerges when an agent controls its environment [1].",
+            False,
+        ),
+    ],
+)
+async def test_a_word_in_another_part_of_speech_is_the_same_word(checker, answer, grounded):
+    # "interacts" for the book's "interaction"; the stemmer folds inflections only.
+    result = await checker.check("What is embodied intelligence?", answer, chunks(EMBODIED), [], None)
+    assert result.is_grounded is grounded, result.claims
+
+
 def actions_list(page: str = "actions.md") -> list[ContextChunk]:
     """The list as Search returns it, with its place and page, beside another chunk with a 2."""
     return [
