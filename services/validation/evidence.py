@@ -23,6 +23,7 @@ it ("typically", "using the ... command", wordlists/filler_words.txt) never coun
 from __future__ import annotations
 
 import heapq
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -150,10 +151,10 @@ class ChunkEvidence:
             items = self._read[first:end]
             if not 2 <= len(items) <= MAX_LIST_ITEMS or any(item.written for item in items):
                 continue
-            labelled = [_labelled(item) for item in items]
+            labelled = [label_of(item.text) is not None for item in items]
             if any(labelled) and not all(labelled):
                 continue
-            texts = [item.text.partition(":")[0] if all(labelled) else item.text for item in items]
+            texts = [label_of(item.text)[0] if all(labelled) else item.text for item in items]
             leads = [text for text in (items[0].heading, lead_in) if text]
             if lead_in and first and display_text(self._read[first - 1].text).rstrip(" :") == lead_in:
                 first -= 1
@@ -200,9 +201,17 @@ _MAX_LABEL_CHARS = 40
 MAX_LIST_ITEMS = 12
 
 
-def _labelled(sentence: ReadSentence) -> bool:
-    label, colon, _ = sentence.text.partition(":")
-    return bool(colon) and len(label) <= _MAX_LABEL_CHARS
+# What separates an item's label from what is said of it: "**Revolute**: ...", "No SSE
+# connections → Server can't initiate requests", "Goal — what the action should do".
+_LABEL_END_RE = re.compile(r":|\s*[→—]\s*")
+
+
+def label_of(text: str) -> tuple[str, str] | None:
+    """(label, the rest) of a list item that opens with a label, else None."""
+    end = _LABEL_END_RE.search(text)
+    if end is None or end.start() > _MAX_LABEL_CHARS:
+        return None
+    return text[: end.start()], text[end.end() :]
 
 
 @dataclass(frozen=True)
@@ -228,8 +237,8 @@ class ReadSentence:
             return (self.text, self.written)
         if not self.heading:
             return (self.text,)
-        label, _, rest = self.text.partition(":")
-        if _labelled(self):
+        label, colon, rest = self.text.partition(":")
+        if colon and len(label) <= _MAX_LABEL_CHARS:
             return (self.shown, f"{label} {self.heading}: {rest}")
         return (self.shown, f"{self.text} {self.heading}")
 

@@ -221,6 +221,38 @@ async def test_a_word_in_another_part_of_speech_is_the_same_word(checker, answer
     assert result.is_grounded is grounded, result.claims
 
 
+# agentfactory, 38-custom-mcp-servers/06-stateful-vs-stateless.md.
+STATELESS = """When `stateless_http=True`:
+
+1. **No SSE connections** → Server can't initiate requests to clients
+2. **No session IDs** → No server ↔ client state
+3. **No sampling** → Tools can't call `context.session.create_message()`
+4. **No progress** → `context.report_progress()` is silently ignored
+5. **No subscriptions** → Resource subscriptions don't work
+"""
+
+
+@pytest.mark.parametrize(
+    "answer, grounded",
+    [
+        (
+            "With stateless_http=True you lose SSE connections, session IDs, sampling and subscriptions [1].",
+            True,
+        ),
+        (
+            "With stateless_http=True you gain SSE connections, session IDs, sampling and subscriptions [1].",
+            False,
+        ),
+        ("With stateless_http=True you lose SSE connections, session IDs and caching [1].", False),
+    ],
+)
+async def test_a_common_verb_may_frame_what_a_list_names(checker, answer, grounded):
+    # "lose" says what the items' "No ..." say; the labels end at the arrow.
+    question = "What do I give up when an MCP server runs with stateless_http=True?"
+    result = await checker.check(question, answer, chunks(STATELESS), [], None)
+    assert result.is_grounded is grounded, result.claims
+
+
 def actions_list(page: str = "actions.md") -> list[ContextChunk]:
     """The list as Search returns it, with its place and page, beside another chunk with a 2."""
     return [
