@@ -61,7 +61,9 @@ class Passage:
     numbers: frozenset[str] = frozenset()
     tabular: bool = False
     # A whole list, or its labels, read as one statement (ChunkEvidence._list_passages): it
-    # stands for a claim only when it holds every word of it.
+    # stands for a claim only when it states every word and phrase of it (a claim model weighing
+    # a few words out of order let "validation is needed to reduce the computational load so it
+    # runs in real time" pass on a list that says neither).
     gathered: bool = False
 
     def is_about(self, subject: frozenset[str]) -> bool:
@@ -451,7 +453,7 @@ def rank_passages(
             else _match(passage, stated, chunk)
             for passage in chunk.passages
         )
-        if not (match.passage.gathered and match.outside_terms)
+        if not (match.passage.gathered and match.misses)
     )
 
     def best_first(match: PassageMatch) -> tuple[bool, int, int, int]:

@@ -236,21 +236,56 @@ STATELESS = """When `stateless_http=True`:
     "answer, grounded",
     [
         (
-            "With stateless_http=True you lose SSE connections, session IDs, sampling and subscriptions [1].",
+            "With stateless_http=True there are no SSE connections, session IDs, sampling or subscriptions [1].",
             True,
         ),
+        ("With stateless_http=True there are no SSE connections, session IDs or caching [1].", False),
+        # a label's description is still its own label's
         (
-            "With stateless_http=True you gain SSE connections, session IDs, sampling and subscriptions [1].",
+            "With stateless_http=True there are no session IDs, so the server can't initiate requests [1].",
             False,
         ),
-        ("With stateless_http=True you lose SSE connections, session IDs and caching [1].", False),
     ],
 )
-async def test_a_common_verb_may_frame_what_a_list_names(checker, answer, grounded):
-    # "lose" says what the items' "No ..." say; the labels end at the arrow.
+async def test_labels_that_end_at_an_arrow_may_be_named_together(checker, answer, grounded):
     question = "What do I give up when an MCP server runs with stateless_http=True?"
     result = await checker.check(question, answer, chunks(STATELESS), [], None)
     assert result.is_grounded is grounded, result.claims
+
+
+# module-2/sensor-simulation/sensor-data-validation.md, "Why Validate Sensor Data?".
+WHY_VALIDATE = """### Why Validate Sensor Data?
+
+Sensor data validation is crucial because:
+- Simulation sensors must behave similarly to real sensors
+- Perception algorithms depend on realistic sensor characteristics
+- Control systems rely on accurate sensor readings
+- Training data from simulation may be used for real robot deployment
+"""
+
+
+# The section after it on that page.
+VALIDATION_GOALS = """### Key Validation Goals
+
+1. **Range validation**: Sensor readings should be within expected ranges
+2. **Resolution validation**: Sensor data should have appropriate resolution
+3. **Noise characteristics**: Simulated noise should match real sensor properties
+4. **Timing validation**: Sensor update rates should be realistic
+5. **Geometric validation**: Sensor poses and mounting should be accurate
+"""
+
+
+async def test_a_list_read_whole_stands_only_for_a_claim_it_states(checker):
+    # A wrong answer written to test the checker: read against the whole list, the first claim's
+    # words were all "there", and the claim model let it pass; against each item it is doubted.
+    answer = (
+        "Sensor data validation is mainly needed to reduce the simulation's computational load so it "
+        "runs in real time [1]. Validation ensures simulated noise is removed entirely from readings [2]."
+    )
+    result = await checker.check(
+        "Why validate simulated sensor data?", answer, chunks(WHY_VALIDATE, VALIDATION_GOALS), [], None
+    )
+    assert not result.is_grounded, result.claims
 
 
 def actions_list(page: str = "actions.md") -> list[ContextChunk]:
