@@ -163,12 +163,22 @@ class ChunkEvidence:
             parts = [Analysis(text) for text in leads + texts]
             reach = self._phrase_gap + 1
             # "A, B and C" states each item's words in turn: the end of one item runs into the
-            # start of any later one. Labels are names, listed in any order.
+            # start of any later one, and so does its start ("ODE, Bullet and DART" names the
+            # items "ODE (Open Dynamics Engine)", "Bullet", ...). Labels are names, listed in any order.
             junctions = {
                 (tail, head)
                 for i, earlier in enumerate(parts)
                 for later in parts[i + 1 :]
-                for tail in earlier.terms[-reach:]
+                for tail in earlier.terms[:reach] + earlier.terms[-reach:]
+                for head in later.terms[:reach]
+            }
+            # A lead-in's every word is said of each item: "Gazebo supports ODE, Bullet and DART"
+            # under "Gazebo supports multiple physics engines:".
+            junctions |= {
+                (word, head)
+                for lead in parts[: len(leads)]
+                for word in lead.terms
+                for later in parts[len(leads) :]
                 for head in later.terms[:reach]
             }
             if all(labelled):

@@ -288,6 +288,34 @@ async def test_a_list_read_whole_stands_only_for_a_claim_it_states(checker):
     assert not result.is_grounded, result.claims
 
 
+# module-2/physics-simulation/material-properties.md, "Physics Engine Configuration".
+ENGINES = """## Physics Engine Configuration
+
+Gazebo supports multiple physics engines with different capabilities:
+
+- ODE (Open Dynamics Engine)
+- Bullet
+- DART (Dynamic Animation and Robotics Toolkit)
+"""
+
+
+@pytest.mark.parametrize(
+    "answer, grounded",
+    [
+        ("Gazebo supports ODE (Open Dynamics Engine), Bullet, and DART [1].", True),
+        ("According to the book, Gazebo supports ODE, Bullet and DART, for example [1].", True),
+        ("Gazebo supports ODE, Bullet and PhysX [1].", False),
+        ("Gazebo supports DART and ODE and Bullet [1].", False),
+    ],
+)
+async def test_a_lead_in_is_said_of_each_of_its_items(checker, answer, grounded):
+    # "supports" is the lead-in's, said of each engine; the book is no fact of itself.
+    result = await checker.check(
+        "Which physics engines does Gazebo support?", answer, chunks(ENGINES), [], None
+    )
+    assert result.is_grounded is grounded, result.claims
+
+
 def actions_list(page: str = "actions.md") -> list[ContextChunk]:
     """The list as Search returns it, with its place and page, beside another chunk with a 2."""
     return [
