@@ -460,6 +460,7 @@ class OfflineChecker:
                         model,
                         self.config,
                         rephrasing=rephrasing,
+                        answering=bool(query.strip()),
                     )
                     for j in found.rankings[i]
                 ],

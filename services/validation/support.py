@@ -14,7 +14,8 @@ Two regimes, chosen per answer:
 - the claims of a longer answer may paraphrase: the trained claim model
   (services.validation.claim_model) turns the same word evidence into a doubt, and the answer's
   claims share a doubt budget. Summaries name people and days their source
-  leaves to its byline, so there a failed hard check is evidence to weigh, not a veto.
+  leaves to its byline, so there a failed hard check is evidence to weigh, not a veto; in an
+  answer to a question a number or a name the book lacks fails its claim all the same.
 """
 
 from __future__ import annotations
@@ -55,12 +56,14 @@ def judge_claim(
     config: GroundingConfig,
     *,
     rephrasing: bool,
+    answering: bool = False,
 ) -> ChunkVerdict:
     """model: the claim model for a claim of a longer answer; None for a direct answer.
-    rephrasing: the question asks for other words (services.common.text.question.asks_for_other_words)."""
+    rephrasing: the question asks for other words (services.common.text.question.asks_for_other_words).
+    answering: the answer answers a question (a summary answers none)."""
     if model is not None:
         doubt = model.doubt(claim_features(claim, evidence))
-        if not could_paraphrase(claim, evidence, config):
+        if not could_paraphrase(claim, evidence, config) or (answering and _states_unknown_facts(evidence)):
             return ChunkVerdict(
                 evidence.chunk_index, False, math.exp(-doubt), describe_gap(claim, evidence), math.inf
             )
@@ -80,6 +83,14 @@ def judge_claim(
     return ChunkVerdict(
         evidence.chunk_index, supported, score, "supported" if supported else describe_gap(claim, evidence)
     )
+
+
+def _states_unknown_facts(evidence: LexicalEvidence) -> bool:
+    """A number or a name the chunk and its page never state, in an answer to a question: "Honda
+    ASIMO was developed from 1986 to 2018" where the book gives 2000-2018. A summary may name the
+    people and days its source leaves to its byline, so for it these stay evidence to weigh; an
+    answer's facts come from the book or nowhere."""
+    return bool(evidence.hard_checks.numbers or evidence.hard_checks.names)
 
 
 def could_paraphrase(claim: Analysis, evidence: LexicalEvidence, config: GroundingConfig) -> bool:

@@ -316,6 +316,23 @@ async def test_a_lead_in_is_said_of_each_of_its_items(checker, answer, grounded)
     assert result.is_grounded is grounded, result.claims
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Actions are ideal for tasks that require continuous feedback to the client [1]. "
+        "They were introduced in ROS 2 Foxy in 2019 [1].",
+        "Actions are ideal for tasks that require continuous feedback to the client [1]. "
+        "Navigation to a specific location takes 30 seconds [1].",
+    ],
+)
+async def test_a_longer_answer_to_a_question_states_no_number_or_name_the_book_lacks(checker, answer):
+    # A summary may name what its source leaves to its byline; an answer's facts are the book's.
+    result = await checker.check(
+        "Why would I use a ROS 2 action?", answer, chunks(WHEN_TO_USE_ACTIONS), [], None
+    )
+    assert not result.is_grounded, result.claims
+
+
 def actions_list(page: str = "actions.md") -> list[ContextChunk]:
     """The list as Search returns it, with its place and page, beside another chunk with a 2."""
     return [
