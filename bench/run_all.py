@@ -3,8 +3,8 @@
 Speed (services in their own processes, over gRPC): ingest_bench (needs `make setup-torch`: it
 compares with PyTorch), retrieval_bench, validation_bench, agent_bench.
 Quality through the public RPCs: `glossator eval retrieval|grounding|answers` on ../shared/eval,
-the books' question files (correctness, the headline) and the correctness rule's agreement with
-the judged answers.
+the books' question files (correctness, the headline), the correctness rule's agreement with
+the judged answers, and the checker on right and wrong answers written blind.
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ RUNS = [
         for path in ("bench/questions/physical-ai-book.yaml", "bench/questions/agentfactory.yaml")
     ),
     [sys.executable, "-m", "bench.correctness_agreement"],
+    # whether the checker passes right answers and refuses wrong ones, as a capable model writes them
+    [sys.executable, "-m", "bench.checker_probes", "--data-dir", DATA],
 ]
 
 

@@ -197,7 +197,7 @@ class AnswerChecker:
         self, query: str, answer: str, finished: AnswerFinished
     ) -> validation_pb2.ValidateResponse | None:
         """The verdict on `answer` against every chunk the run retrieved, whole."""
-        context = [_context_chunk(source, finished.chunk_texts) for source in finished.sources]
+        context = [context_chunk(source, finished.chunk_texts) for source in finished.sources]
         request = validation_pb2.ValidateRequest(query=query, response=answer, context=context)
         try:
             with observe_stage("validation"):
@@ -350,7 +350,9 @@ def _flagged(verdict: validation_pb2.ValidateResponse, note: str) -> validation_
     return flagged
 
 
-def _context_chunk(source: Source, texts: Mapping[str, str]) -> common_pb2.Chunk:
+def context_chunk(source: Source, texts: Mapping[str, str]) -> common_pb2.Chunk:
+    """A retrieved chunk as Validate reads it: its whole text (`texts` by chunk id), its page and
+    its place in the book."""
     return common_pb2.Chunk(
         chunk_id=source.chunk_id,
         document_id=source.document_id,
