@@ -153,10 +153,11 @@ class ChunkEvidence:
             items = self._read[first:end]
             if not 2 <= len(items) <= MAX_LIST_ITEMS or any(item.written for item in items):
                 continue
-            labelled = [label_of(item.text) is not None for item in items]
+            labels = [label_of(item.text) for item in items]
+            labelled = [label is not None for label in labels]
             if any(labelled) and not all(labelled):
                 continue
-            texts = [label_of(item.text)[0] if all(labelled) else item.text for item in items]
+            texts = [label[0] if label else item.text for label, item in zip(labels, items, strict=True)]
             leads = [text for text in (items[0].heading, lead_in) if text]
             if lead_in and first and display_text(self._read[first - 1].text).rstrip(" :") == lead_in:
                 first -= 1
@@ -335,7 +336,8 @@ class ClaimTerms:
     def against(cls, claim: Analysis, chunk: Analysis, named: frozenset[str] = frozenset()) -> ClaimTerms:
         """The claim's terms that the chunk must hold: not the common words a paraphrase adds,
         nor `named`, names the chunk need not state (page_names: those its page gives it;
-        speaker_terms: whoever the claim is attributed to)."""
+        speaker_terms: whoever the claim is attributed to); a word the chunk states in another
+        part of speech stands as the chunk's form of it (derived_partner)."""
         implicit = (((PARAPHRASE_WORDS & claim.term_set) | named) - chunk.term_set) | FILLER_WORDS
         return cls(
             tuple(
