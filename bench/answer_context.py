@@ -44,6 +44,19 @@ def holds(expect: str, text: str) -> bool:
     return judge_correctness(expect, text, answerable=True, declined=False).score >= CORRECT_SHARE
 
 
+async def first_search(
+    stub: retrieval_pb2_grpc.RetrievalServiceStub, collection: str, query: str, top_k: int = DEFAULT_TOP_K
+) -> AskContext:
+    """The run state after the agent's first search for `query` (a resolved search_query): its
+    sources and passages, as the answer turn and the validator get them."""
+    state = AskContext(
+        retrieval=stub, deadline=time.monotonic() + 60, collection=collection, search_query=query, top_k=top_k
+    )
+    call = SimpleNamespace(context=state, tool_call_id="bench", tool_name="retrieval_tool", tool_arguments="")
+    await search(call, query)
+    return state
+
+
 async def shown_for(
     stub: retrieval_pb2_grpc.RetrievalServiceStub,
     collection: str,
@@ -54,11 +67,7 @@ async def shown_for(
 ) -> tuple[list[str], list[str]]:
     """The retrieved passages' texts and what the answer turn shows of them, in its order."""
     query = search_query(question.question, selected_text=question.selected_text)
-    state = AskContext(
-        retrieval=stub, deadline=time.monotonic() + 60, collection=collection, search_query=query, top_k=top_k
-    )
-    call = SimpleNamespace(context=state, tool_call_id="bench", tool_name="retrieval_tool", tool_arguments="")
-    await search(call, query)
+    state = await first_search(stub, collection, query, top_k)
     passages = list(state.passages.values())
     shown = focused(passages, budget, extractive.choose(question.question, passages))
     return [p.text for p in passages], [text for _, text in shown]

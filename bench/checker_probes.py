@@ -22,15 +22,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import time
 from pathlib import Path
-from types import SimpleNamespace
 
+from bench.answer_context import first_search
 from bench.harness import ROOT
 from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc, validation_pb2, validation_pb2_grpc
 from services.agent.answer_check import context_chunk
 from services.agent.search_query import search_query
-from services.agent.tools import AskContext, search
 from services.commands.connect import suite_channels
 from services.commands.ingest import ingest_folder
 from services.commands.question_file import load_questions
@@ -40,12 +38,7 @@ PROBES = sorted((ROOT / "bench" / "questions" / "checker-probes").glob("*.json")
 
 async def context_for(stub: retrieval_pb2_grpc.RetrievalServiceStub, collection: str, question: str) -> list:
     """The chunks the agent's first search retrieves for the question, as it sends them to Validate."""
-    query = search_query(question)
-    state = AskContext(
-        retrieval=stub, deadline=time.monotonic() + 60, collection=collection, search_query=query
-    )
-    call = SimpleNamespace(context=state, tool_call_id="bench", tool_name="retrieval_tool", tool_arguments="")
-    await search(call, query)
+    state = await first_search(stub, collection, search_query(question))
     texts = {p.chunk_id: p.text for p in state.passages.values()}
     return [context_chunk(source, texts) for source in state.sources]
 

@@ -25,9 +25,10 @@ from services.validation.evidence import ChunkEvidence, Passage
 from services.validation.subjects import said_of_each
 
 
-def missing_numbers(claim: Analysis, chunk: ChunkEvidence) -> list[str]:
-    """Numbers, years, dates and quantities of the claim that the chunk never states."""
-    return sorted(claim.numbers - chunk.analysis.numbers - numbers_in_page_names(claim, chunk))
+def missing_numbers(claim: Analysis, chunk: ChunkEvidence, named: frozenset[str]) -> list[str]:
+    """Numbers, years, dates and quantities of the claim that the chunk never states (`named`:
+    those that only complete a name, numbers_in_page_names)."""
+    return sorted(claim.numbers - chunk.analysis.numbers - named)
 
 
 # "ROS 2", "Python 3": a capitalised word and the number that completes the name.
@@ -86,13 +87,13 @@ def placeholders(claim: Analysis, chunk: ChunkEvidence) -> list[str]:
     ]
 
 
-def numbers_elsewhere(claim: Analysis, chunk: ChunkEvidence, context_numbers: frozenset[str]) -> list[str]:
+def numbers_elsewhere(
+    claim: Analysis, chunk: ChunkEvidence, context_numbers: frozenset[str], named: frozenset[str]
+) -> list[str]:
     """Numbers of the claim that another chunk of the context states and this one does not:
     "Atlas has 360 degrees of freedom", the 360 being a LiDAR's field of view in another passage.
     (Within one chunk a number may come from the next sentence: summaries merge sentences.)"""
-    return sorted(
-        (claim.numbers & context_numbers) - chunk.analysis.numbers - numbers_in_page_names(claim, chunk)
-    )
+    return sorted((claim.numbers & context_numbers) - chunk.analysis.numbers - named)
 
 
 def numbers_from_other_rows(claim: Analysis, chunk: ChunkEvidence, best: Passage) -> list[str]:
@@ -173,14 +174,15 @@ def hard_check_failures(
 ) -> HardCheckFailures:
     """The checks that are switched on, run against the chunk (names, numbers) and the claim's
     best passages (negations; subject and opposites: the best one)."""
+    named = numbers_in_page_names(claim, chunk) if numbers else frozenset()
     return HardCheckFailures(
-        missing_numbers(claim, chunk) if numbers else [],
+        missing_numbers(claim, chunk, named) if numbers else [],
         missing_names(claim, chunk) if names else [],
         unmatched_negations(claim, passages) if negations else [],
         subject_elsewhere(subject, passages[0]),
         sorted(
             set(
-                numbers_elsewhere(claim, chunk, context_numbers)
+                numbers_elsewhere(claim, chunk, context_numbers, named)
                 + numbers_from_other_rows(claim, chunk, passages[0])
             )
         )

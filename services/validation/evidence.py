@@ -35,7 +35,7 @@ from services.common.text.prose import list_runs
 from services.common.text.question import focus_terms
 from services.common.text.steps import step_readings
 from services.common.text.tables import table_rows
-from services.common.text.units import UnitKind, sentence_units
+from services.common.text.units import Unit, UnitKind, sentence_units
 from services.common.text.words import Analysis, capitalised_words, is_content_word, stem
 from services.validation.word_vectors import distances, unit_vectors
 
@@ -97,8 +97,9 @@ class ChunkEvidence:
         self.analysis = Analysis(text)
         # The names its page and its place in the book mention (its own text's when not given).
         self.page = Analysis(page) if page else self.analysis
-        self._read = read_sentences(text)
-        self._lists = list_runs(text, sentence_units(text)) if len(self._read) > 1 else []
+        self._text = text
+        self._units = sentence_units(text)
+        self._read = read_sentences(text, self._units)
         self.sentences = [sentence.shown for sentence in self._read]
         self._window_sentences = window_sentences
         self._phrase_gap = phrase_gap
@@ -137,10 +138,10 @@ class ChunkEvidence:
                         bool(self._read[first].written),
                     )
                 )
-        passages.extend(self._list_passages(analysed))
+        passages.extend(self._list_passages())
         return passages
 
-    def _list_passages(self, analysed: list[list[Analysis]]) -> list[Passage]:
+    def _list_passages(self) -> list[Passage]:
         """Each list, with its lead-in, as one passage. Of plain items, the whole list: "Use an
         action when a task takes a significant amount of time, requires continuous feedback and
         must be cancellable" gathers three items of "Actions are ideal for tasks that:", in their
@@ -149,7 +150,7 @@ class ChunkEvidence:
         exteroceptive and interoceptive sensors"): their descriptions say things of different
         subjects, and a claim merging those recombines them, so each stays a passage of its own."""
         passages = []
-        for first, end, lead_in in self._lists:
+        for first, end, lead_in in list_runs(self._text, self._units):
             items = self._read[first:end]
             if not 2 <= len(items) <= MAX_LIST_ITEMS or any(item.written for item in items):
                 continue
@@ -256,13 +257,13 @@ class ReadSentence:
         return (self.shown, f"{self.text} {self.heading}")
 
 
-def read_sentences(text: str) -> list[ReadSentence]:
-    """The text's sentences, each list item with the heading it stands under, each table row
-    read cell by cell under its header, and a step with the short command it introduces (as the
-    answerer quotes them: services.common.text.tables, services.common.text.steps)."""
+def read_sentences(text: str, units: list[Unit]) -> list[ReadSentence]:
+    """The text's sentences (its `units`, services.common.text.units.sentence_units), each list
+    item with the heading it stands under, each table row read cell by cell under its header, and
+    a step with the short command it introduces (as the answerer quotes them:
+    services.common.text.tables, services.common.text.steps)."""
     read = []
     heading = ""
-    units = sentence_units(text)
     rows = table_rows(text, units)
     steps = step_readings(text, units)
     for index, unit in enumerate(units):

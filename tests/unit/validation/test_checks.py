@@ -33,7 +33,7 @@ def chunk() -> ChunkEvidence:
     ],
 )
 def test_numbers_and_dates_must_be_stated(claim, missing):
-    assert missing_numbers(Analysis(claim), chunk()) == missing
+    assert missing_numbers(Analysis(claim), chunk(), frozenset()) == missing
 
 
 @pytest.mark.parametrize(
