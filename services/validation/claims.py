@@ -29,6 +29,8 @@ _MARKER = r"\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]"
 _LEADING_CITATIONS_RE = re.compile(rf"[ \t]*(?:{_MARKER}[ \t]*)+")
 # Markers standing alone after a sentence's end ("[5]:").
 _ONLY_MARKERS_RE = re.compile(rf"(?:\s*{_MARKER})+\s*[:.;]?\s*")
+# A stop, its citation markers, and a new sentence ("... before B before A. [1] Inheritance ...").
+_CITED_STOP_RE = re.compile(rf"[.!?][\"'”’)]*(?:[ \t]*{_MARKER})+[ \t]+(?=[\"“(]?[A-Z0-9])")
 PUNCTUATION = frozenset(".,;:!?")
 # "; ", " and ", and the contrast of a comparison (", while", ", whereas": "the revolute rotates
 # with limits, while the continuous rotates freely" says one thing of each).
@@ -161,7 +163,8 @@ def split_claims(answer: str, min_clause_words: int = 3, and_clauses: bool = Tru
         [
             piece
             for span in _markers_kept(answer, sentence_spans(answer))
-            for piece in _run_on_spans(answer, *span)
+            for cut in _cut_at_cited_stops(answer, *span)
+            for piece in _run_on_spans(answer, *cut)
         ],
     )
     line_markers: tuple[CitationMarker, ...] = ()
@@ -198,6 +201,16 @@ def _markers_kept(answer: str, spans: list[tuple[int, int]]) -> list[tuple[int, 
         else:
             kept.append((start, end))
     return kept
+
+
+def _cut_at_cited_stops(answer: str, start: int, end: int) -> list[tuple[int, int]]:
+    """A sentence cut after a stop its markers follow: the sentence splitter reads the period of
+    "Always check D before B before A. [1] Inheritance order preserved ..." as an initial's, but a
+    writer cites a sentence at its end, so the marker ends it (three list items copied on one
+    line were read as one claim, and no passage states three items in one sentence)."""
+    cuts = [match.end() for match in _CITED_STOP_RE.finditer(answer, start, end)]
+    bounds = [start, *cuts, end]
+    return [(a, len(answer[:b].rstrip()) if b < end else b) for a, b in itertools.pairwise(bounds) if a < b]
 
 
 def _lines_led_by_markers(answer: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

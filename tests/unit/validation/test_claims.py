@@ -28,6 +28,21 @@ def test_marker_after_the_period_belongs_to_the_sentence_before():
     assert [(c.text, c.citations) for c in claims] == [("He won the race.", [2]), ("She came second.", [])]
 
 
+def test_a_marker_after_a_stop_ends_the_sentence_an_initial_would_go_on():
+    # "A." reads as an initial ("A. Smith"), but a writer cites a sentence where it ends.
+    answer = (
+        "Subclasses before parents: check D before B before A. [1] Inheritance order is kept: "
+        "search B before C. [1][2] No class is visited twice. [1]"
+    )
+    claims = split_claims(answer)
+    assert [(c.text, c.citations) for c in claims] == [
+        ("Subclasses before parents: check D before B before A.", [1]),
+        ("Inheritance order is kept: search B before C.", [1, 2]),
+        ("No class is visited twice.", [1]),
+    ]
+    assert answer[claims[1].start : claims[1].end] == "Inheritance order is kept: search B before C. [1][2]"
+
+
 def test_a_marker_after_a_quoted_question_belongs_to_it():
     """A list's label quoting a question ends at its closing quote; its marker is still its own
     (the answer check added a second one: '"Should I enable hooks right now?" [5] [5]:')."""
