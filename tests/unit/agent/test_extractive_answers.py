@@ -180,6 +180,14 @@ _GOING_ON = [
         "Physical AI represents a paradigm shift from traditional digital AI to embodied intelligence.",
         (0.9, 0.6, 0.85),
     ),
+    (  # scoring well under half the best one: its words are the best one's, not the question's
+        "What is a ROS 2 package?",
+        "A ROS 2 package is the fundamental unit of organization in ROS 2.",
+        "It contains the source code, dependencies, configuration files and metadata needed to build "
+        "and run one functionality.",
+        "Packages provide modularity and reusability for robotic applications.",
+        (0.8, 0.45, 0.75),
+    ),
 ]
 
 
@@ -187,6 +195,28 @@ _GOING_ON = [
 def test_a_sentence_going_on_about_the_best_one_follows_it_first(question, best, after, elsewhere, scores):
     similarity = dict(zip((best, after, elsewhere), scores, strict=True))
     assert answer(question, [f"{best} {after}", elsewhere], similarity).startswith(f"{best} [1] {after} [1]")
+
+
+# The next sentence of the best one's paragraph takes up a word of it that the question does not
+# ask about ("state"): it completes the definition, before another passage's restatement scoring
+# higher, though it names neither the term asked about nor the question's words. After a blank
+# line it starts something else and takes its turn by score.
+_DECLARED = "GitOps is an approach in which you declare the desired state of your infrastructure in Git."
+_MATCHED = "A controller watches the repository and makes the cluster match that state."
+_RESTATED = "GitOps is a way of running deployments from Git."
+_SCORES = {_DECLARED: 0.8, _MATCHED: 0.6, _RESTATED: 0.7}
+
+
+def test_the_next_sentence_taking_up_a_word_of_the_best_one_completes_it():
+    assert answer("What is GitOps?", [f"{_DECLARED} {_MATCHED}", _RESTATED], _SCORES) == (
+        f"{_DECLARED} [1] {_MATCHED} [1] {_RESTATED} [2]"
+    )
+
+
+def test_a_sentence_after_a_blank_line_does_not_continue_the_best_one():
+    assert answer("What is GitOps?", [f"{_DECLARED}\n\n{_MATCHED}", _RESTATED], _SCORES) == (
+        f"{_DECLARED} [1] {_RESTATED} [2] {_MATCHED} [1]"
+    )
 
 
 def test_a_why_question_prefers_a_reason_and_a_how_question_a_step():
