@@ -142,7 +142,7 @@ _REASONS_LABEL_RE = re.compile(r"\b(?:why|reasons?|benefits?|advantages?|because
 _META_RE = re.compile(
     r"^(?:in\s+)?(?:this|the\s+following|these|the\s+next)\s+(?:[\w-]+\s+)?(?:tutorial|chapter|section"
     r"|lesson|module|guide|page|document|article|book|part|unit|exercise|project|course|walkthrough"
-    r"|example|overview|introduction|foundation|material|reference)s?\b"
+    r"|example|overview|introduction|foundation|material|reference|assessment|quiz)s?\b"
     r"|^(?:in\s+this\s+\w+,?\s+)?(?:you|we)(?:'ll|\s+will|\s+are\s+going\s+to|\s+learn)\b"
     r"|^(?:now\s+)?(?:you|we)(?:'re|\s+are)\s+(?:now\s+)?ready\b|^welcome\s+to\b"
     r"|^(?:by\s+the\s+end\s+of|let's|learn\s+(?:how|to|about)|continue\s+(?:to|with)"
@@ -150,7 +150,13 @@ _META_RE = re.compile(
     r"|^[\"“]?(?:show|tell|give|help|teach|walk)\s+me\b"
     r"|^(?:ai\s+|your\s+)?prompt(?:\s+used)?\s*:|^ask\s+(?:your\s+)?(?:ai|claude|chatgpt|gemini)\s*:"
     r"|^(?:lesson|chapter|section|part|module|unit)\s+\d[\w.-]*\s+(?:shows?|covers?|explains?"
-    r"|introduces?|teaches|describes?|builds?|adds?|goes|will)\b",
+    r"|introduces?|teaches|describes?|builds?|adds?|goes|will)\b"
+    # ... a course's signposts: "Chapter 14: Master Spec-Kit Plus.", "After mastering LLMOps,
+    # you're ready for Part 9", "This tradeoff is explained in Lesson 2", "Test your mastery of
+    # ...", "From Lesson 2: ..."
+    r"|^(?:from\s+)?(?:lesson|chapter|part|module|unit)\s+\d[\w.-]*\s*:"
+    r"|^after\s+(?:mastering|completing|finishing)\b|^test\s+your\b"
+    r"|\b(?:is|are)\s+(?:explained|covered|taught|discussed|introduced)\s+in\s+(?:lesson|chapter|part|module)\s+\d",
     re.IGNORECASE,
 )
 # The options of a multiple-choice question, on one line ("A) Use ... B) Use ... C) ...") or one

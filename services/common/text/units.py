@@ -25,7 +25,9 @@ from services.common.text.words import TOKEN_RE
 ABBREVIATIONS = word_list("abbreviations")
 SENTENCE_END_RE = re.compile(
     r"""[.!?]+['"”’)\]*_`]*(?:\s*\[\d+(?:\s*[,;–-]\s*\d+)*\])*(?=\s|$)"""  # ". ", '." ', ".[1] ", "?** "
-    r"""|(?<=[a-z]{2}[.!?])(?=[A-Z][a-z])"""  # "century.First": passages glued without a space
+    # "century.First": passages glued without a space; not "asyncio.TaskGroup()" or "os.Path(",
+    # a name in code
+    r"""|(?<=[a-z]{2}[.!?])(?=[A-Z][a-z]+\b(?![(.]))"""
     r"""|\n+"""
 )
 # A question or exclamation closed by its quote marks, and nothing after.

@@ -17,6 +17,7 @@ from services.agent.extractive import (
     compose_answer,
     is_decline,
     is_meta_section,
+    is_meta_sentence,
     names_nowhere,
     near_duplicate,
     not_covered,
@@ -1121,3 +1122,23 @@ def test_items_of_another_passage_backing_a_sentence_do_not_bring_their_whole_li
     }
     text = answer("What made free-threading in Python production-ready?", [stated, exercise], similarity)
     assert text.startswith(f"{stated} [1]") and "Recommend a runtime" not in text
+
+
+@pytest.mark.parametrize(
+    ("sentence", "meta"),
+    [
+        # a course's signposts say where the book goes next, not what it teaches
+        ("After mastering LLMOps, you're ready for Part 9: TypeScript.", True),
+        ("This tradeoff is explained in Lesson 2: Collecting Results with asyncio.gather().", True),
+        ("Test your mastery of Spec-Kit Plus workflow.", True),
+        ("Chapter 14: Master Spec-Kit Plus.", True),
+        ("From Lesson 2: gather() Error Handling.", True),
+        ("This assessment covers command recognition and workflow sequencing.", True),
+        # ... while the sentences they point at do
+        ("After a pod restarts, its name changes.", False),
+        ("The chapter count of a book is stored in its metadata.", False),
+        ("Lesson plans are explained in the teacher's guide.", False),
+    ],
+)
+def test_a_signpost_of_a_course_is_meta(sentence: str, meta: bool):
+    assert is_meta_sentence(sentence) is meta

@@ -161,3 +161,17 @@ def test_a_quoted_question_going_on_in_lower_case_is_part_of_its_sentence():
         'She asked "Why?"',
         "Then she left.",
     ]
+
+
+def test_a_name_in_code_is_not_two_sentences_glued_together():
+    # "century.First" is two sentences a copy glued; "asyncio.TaskGroup()" and "os.Path(" are names.
+    text = (
+        "What is the key advantage of asyncio.TaskGroup() over asyncio.gather()? "
+        "Build it with pathlib.Path(name) or os.Path.join. It was the 19th century.First came the war."
+    )
+    assert [text[a:b] for a, b in sentence_spans(text)] == [
+        "What is the key advantage of asyncio.TaskGroup() over asyncio.gather()?",
+        "Build it with pathlib.Path(name) or os.Path.join.",
+        "It was the 19th century.",
+        "First came the war.",
+    ]
