@@ -20,8 +20,9 @@ from services.common.text.words import (
     attribution_span,
     capitalised_words,
     normalise_number,
+    stem,
 )
-from services.validation.evidence import ChunkEvidence, Passage
+from services.validation.evidence import ChunkEvidence, Passage, negated_terms
 from services.validation.subjects import said_of_each
 
 
@@ -111,10 +112,14 @@ def subject_elsewhere(subject: frozenset[str], best: Passage) -> list[str]:
 
 def contradicted_words(claim: Analysis, best: Passage) -> list[str]:
     """Words of the claim (one that negates nothing) that its best passage states the opposite of
-    ("limit" against "unlimited", "constraint" against "no constraints")."""
+    ("limit" against "unlimited", "constraint" against "no constraints"), and the other way round
+    ("unpredictable failure modes" against "predictable failure modes")."""
     if claim.negations:
         return []
-    return sorted((claim.term_set & best.negated) - best.terms)
+    both = best.terms & best.negated
+    reversed_here = (negated_terms(claim) & best.terms) - both
+    written = [word for word in claim.words if any(stem(word).endswith(term) for term in reversed_here)]
+    return sorted(((claim.term_set & best.negated) - both) | set(written))
 
 
 def unmatched_negations(claim: Analysis, passages: list[Passage]) -> list[str]:

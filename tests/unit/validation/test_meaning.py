@@ -86,6 +86,21 @@ async def test_a_reversed_relation_is_not_a_paraphrase(checker):
     assert not reversed_claim.supported and "opposite of 'limit'" in reversed_claim.reason
 
 
+async def test_a_word_negated_by_its_prefix_reverses_what_the_passage_says(checker):
+    # The book: predictable failure modes. "unpredictable" is one word the chunk lacks among many it has.
+    safety = (
+        "Physical systems offer inherent safety benefits. Physical limits act as natural safety "
+        "boundaries, and physical systems have predictable failure modes that engineers can design for."
+    )
+    question = "Why are physical constraints good for safety?"
+    wrong = "Physical limits act as natural safety boundaries [1]. Physical systems have unpredictable failure modes [1]."
+    result = await checker.check(question, wrong, chunks(safety), [], None)
+    assert not result.is_grounded
+    assert "opposite of 'unpredictable'" in claim_verdict(result, "Physical systems have").reason
+    right = wrong.replace("unpredictable", "predictable")
+    assert (await checker.check(question, right, chunks(safety), [], None)).is_grounded
+
+
 async def test_a_faithful_paraphrase_adding_a_common_verb_is_supported(checker):
     # Rejected over "allow": the book's list item leaves the verb implicit.
     question = "What is the difference between revolute and continuous joints?"
