@@ -239,7 +239,7 @@ class Weights:
     follow_ratio_other: float = 0.85
     # The sentence that goes on from the best one (_continuation) needs less: it scores low because
     # it takes up the best one's words, not the question's. Tune splits at 0.5 / 0.4 / 0: the
-    # same on physical-ai, agentfactory 46 / 48 / 48 of 68; below 0.4 it adds sentences saying
+    # same on physical-ai, agentfactory 47 / 49 / 49 of 68; below 0.4 it adds sentences saying
     # little ("It's not a demo.").
     continuation_ratio: float = 0.4
     max_sentences: int = 3
