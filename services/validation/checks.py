@@ -20,9 +20,8 @@ from services.common.text.words import (
     attribution_span,
     capitalised_words,
     normalise_number,
-    stem,
 )
-from services.validation.evidence import ChunkEvidence, Passage, negated_terms
+from services.validation.evidence import ChunkEvidence, Passage, prefix_negations
 from services.validation.subjects import said_of_each
 
 
@@ -116,10 +115,9 @@ def contradicted_words(claim: Analysis, best: Passage) -> list[str]:
     ("unpredictable failure modes" against "predictable failure modes")."""
     if claim.negations:
         return []
-    both = best.terms & best.negated
-    reversed_here = (negated_terms(claim) & best.terms) - both
-    written = [word for word in claim.words if any(stem(word).endswith(term) for term in reversed_here)]
-    return sorted(((claim.term_set & best.negated) - both) | set(written))
+    stated = best.terms - best.negated
+    reversed_here = {word for term, word in prefix_negations(claim).items() if term in stated}
+    return sorted(((claim.term_set & best.negated) - best.terms) | reversed_here)
 
 
 def unmatched_negations(claim: Analysis, passages: list[Passage]) -> list[str]:

@@ -72,18 +72,23 @@ class Passage:
         return not subject or bool(subject & self.terms)
 
 
+def prefix_negations(analysis: Analysis) -> dict[str, str]:
+    """The stems a text negates by a prefix (un-, non-), each with the word that does it
+    ("predictabl": "unpredictable")."""
+    negations = {}
+    for word in analysis.words:
+        for prefix in ("non", "un"):
+            base = word[len(prefix) :]
+            if word.startswith(prefix) and len(base) >= 4 and is_content_word(base):
+                negations[stem(base.lstrip("-"))] = word
+    return negations
+
+
 def negated_terms(analysis: Analysis) -> frozenset[str]:
     """The stems a text negates by a prefix (un-, non-) or a preceding "no"/"without"/"not"."""
     words = analysis.words
-    negated = set()
+    negated = set(prefix_negations(analysis))
     for i, word in enumerate(words):
-        for prefix in ("non", "un"):
-            if (
-                word.startswith(prefix)
-                and len(word) - len(prefix) >= 4
-                and is_content_word(word[len(prefix) :])
-            ):
-                negated.add(stem(word[len(prefix) :].lstrip("-")))
         if word in ("no", "without", "not") and i + 1 < len(words) and is_content_word(words[i + 1]):
             negated.add(stem(words[i + 1]))
     return frozenset(negated)
