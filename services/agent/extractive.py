@@ -920,9 +920,10 @@ def _edits(a: str, b: str) -> int:
 def compose_answer(picks: Sequence[Pick]) -> str:
     """Each sentence verbatim, followed by its citation; the items of a list on a line under
     their label, cited too ("Publisher-Subscriber (Topics) [1]:" then "Used for ... [1]"): the
-    label and each item are separate sentences, each found in the chunk as it stands."""
+    label and each item are separate sentences, each found in the chunk as it stands. The items of
+    one list stand together under one label, wherever the others were picked."""
     text, label = "", ""
-    for pick in picks:
+    for pick in _lists_together(picks):
         if pick.label != label:
             text = text.rstrip() + ("\n" if text else "")
             if pick.label:
@@ -930,6 +931,23 @@ def compose_answer(picks: Sequence[Pick]) -> str:
             label = pick.label
         text += f"{pick.sentence} [{pick.number}] "
     return text.rstrip()
+
+
+def _lists_together(picks: Sequence[Pick]) -> list[Pick]:
+    """The picks in their order, except that a list item picked after another passage's sentence
+    joins the earlier items of its list: its label is quoted once ("Sensor data validation is
+    crucial because [1]:" twice around a sensor-fusion item read as two answers)."""
+    groups: list[list[Pick]] = []
+    lists: dict[tuple[str, int], list[Pick]] = {}
+    for pick in picks:
+        key = (pick.label, pick.number)
+        if pick.label and key in lists:
+            lists[key].append(pick)
+            continue
+        groups.append([pick])
+        if pick.label:
+            lists[key] = groups[-1]
+    return [pick for group in groups for pick in group]
 
 
 def _candidates(passages: Sequence[Passage]) -> list[_Candidate]:

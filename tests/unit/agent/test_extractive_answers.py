@@ -12,6 +12,7 @@ import pytest
 from services.agent.extractive import (
     NEARBY,
     NOT_COVERED,
+    Pick,
     Weights,
     choose_sentences,
     compose_answer,
@@ -1142,3 +1143,19 @@ def test_items_of_another_passage_backing_a_sentence_do_not_bring_their_whole_li
 )
 def test_a_signpost_of_a_course_is_meta(sentence: str, meta: bool):
     assert is_meta_sentence(sentence) is meta
+
+
+def test_the_items_of_one_list_stand_together_under_one_label():
+    """A list item picked after another passage's sentence joins its list: the label is quoted
+    once, not once more beside the second item as though it began another answer."""
+    because = "Sensor data validation is crucial because"
+    picks = [
+        Pick(1, "Control systems rely on accurate sensor readings.", because),
+        Pick(4, "Sensor fusion combines data from multiple sensors."),
+        Pick(1, "Simulation sensors must behave similarly to real sensors.", because),
+    ]
+    assert compose_answer(picks) == (
+        f"{because} [1]:\nControl systems rely on accurate sensor readings. [1] "
+        "Simulation sensors must behave similarly to real sensors. [1]\n"
+        "Sensor fusion combines data from multiple sensors. [4]"
+    )
