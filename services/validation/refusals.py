@@ -10,10 +10,12 @@ REFUSAL_PATTERNS = [
     r"\bi(?: am|'m) (?:not sure|unable|not able)\b",
     r"\b(?:i|we)(?: am| are|'m|'re| was| were)? (?:unable|not able) to (?:find|answer|determine|locate)\b",
     r"\b(?:cannot|can't|could not|couldn't) be (?:answered|determined|found)\b",
-    rf"\b(?:not|never|nowhere) (?:mentioned|covered|discussed|addressed|described|stated|specified|"
-    rf"explained|found|included|provided|given)\b.*\b{SOURCE}\b",
-    rf"\b{SOURCE}\b.*\b(?:does not|doesn't|do not|don't|did not|didn't) (?:cover|mention|say|contain|discuss|"
-    rf"address|describe|provide|specify|include|explain|state|answer|tell)\b",
+    rf"(?:\bnot|n't|\bnever|\bnowhere) (?:\w+ly )?(?:mentioned|covered|discussed|addressed|described|stated|"
+    rf"specified|explained|found|included|provided|given|defined|listed|named)\b.*\b{SOURCE}\b",
+    rf"\b{SOURCE}\b.*\b(?:does not|doesn't|do not|don't|did not|didn't) (?:\w+ly )?(?:cover|mention|say|"
+    rf"contain|discuss|address|describe|provide|specify|include|explain|state|answer|tell|define|list|name|"
+    rf"give|offer|detail|identify|spell out|go into)\b",
+    rf"\bnone of (?:the |these |those |its |my )?(?:retrieved |provided )?{SOURCE}\b",
     rf"\b{SOURCE}\b.*\b(?:is|are) silent\b",
     rf"\b{SOURCE}\b.*\b(?:provides?|gives?|contains?|has|have|offers?) no\b",
     r"\b(?:there is|there's|i have|i found) (?:no|not enough|insufficient) information\b",

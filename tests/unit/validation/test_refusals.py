@@ -21,6 +21,12 @@ CONTEXT = [ContextChunk("c1", "The lighthouse was built in 1902 and automated in
         "There is no information about its designer.",
         "I could not find that in the documentation.",
         "Nearby, the book covers: Lighthouse > History [1], Lighthouse > Keepers [2].",
+        # as capable models decline (checker probes, set 4)
+        "The keeper's family isn't covered in the retrieved passages.",
+        "The retrieved passages don't define a fog signal.",
+        "The book doesn't explicitly list the keepers.",
+        "The provided excerpts don't spell out why it was automated.",
+        "None of these passages describes the lens.",
     ],
 )
 def test_refusals_are_recognised(sentence):
@@ -35,6 +41,9 @@ def test_refusals_are_recognised(sentence):
         "The police had no information about the suspect.",
         "He was unable to find work after 1950.",
         "No, it was built in 1902.",
+        "The lens isn't listed among the original fittings.",
+        "None of the keepers stayed after 1950.",
+        "The logbooks don't name the ships it saved.",
     ],
 )
 def test_negative_statements_are_not_refusals(sentence):
