@@ -1,7 +1,7 @@
 """Does the checker tell a right answer from a wrong one as a capable model writes them?
 
     .venv/bin/python -m bench.checker_probes [--probes bench/questions/checker-probes/agentfactory.json ...]
-        [--set 1|2|3] [--data-dir DIR] [--rows]
+        [--set 1|2|3|4] [--data-dir DIR] [--rows]
 
 A probe file (bench/questions/checker-probes/*.json) names a question file and gives, for some of
 its questions, answers written by helper sessions that saw the passages Search returns but never
@@ -84,7 +84,7 @@ async def judge_file(channels: dict, path: Path, only_set: int | None, rows: boo
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--probes", type=Path, nargs="+", default=PROBES)
-    parser.add_argument("--set", type=int, choices=(1, 2, 3), help="one set of answers (default all)")
+    parser.add_argument("--set", type=int, choices=(1, 2, 3, 4), help="one set of answers (default all)")
     parser.add_argument("--data-dir", type=Path, default=Path("/tmp/glossator-bench-checker-probes"))
     parser.add_argument("--rows", action="store_true", help="print each misjudged answer")
     args = parser.parse_args()
