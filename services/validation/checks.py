@@ -5,7 +5,9 @@ same vector; these checks look for the exact number, name or negation instead. T
 the claim's best passage for its meaning: it must be about the claim's subject (a list item
 "Used for streaming data" under "Topics" does not say it of URDF), and it must not state the
 opposite of one of the claim's words ("Continuous: Unlimited rotational movement" against "the
-continuous can move with limits": a reversed relation).
+continuous can move with limits": a reversed relation). And one reads the chunk's labelled list
+items: what one item says is not said of another ("the memory system interprets sensor data" over
+"**Processing Unit**: ... interprets sensor data", a swapped attribute).
 """
 
 from __future__ import annotations
@@ -120,6 +122,29 @@ def contradicted_words(claim: Analysis, best: Passage) -> list[str]:
     return sorted(((claim.term_set & best.negated) - best.terms) | reversed_here)
 
 
+def said_of_another_item(claim: Analysis, chunk: ChunkEvidence) -> list[str]:
+    """The label of the list item whose description a claim gives to another item it names:
+    "the processing unit stores environmental information" over "**Processing Unit**: Interprets
+    sensor data and controls actuators" and "**Memory System**: Stores environmental information".
+    The claim is about the item whose label opens it (a label named later, "Pepper focuses on
+    ...", names an attribute, not the subject); at least two of its words that its own item does
+    not state must all be said of one other item, which the claim does not name."""
+    own = next(
+        (item for item in chunk.labelled_items if frozenset(claim.terms[: len(item.label)]) == item.label),
+        None,
+    )
+    if own is None:
+        return []
+    described = frozenset().union(*(item.said for item in chunk.labelled_items))
+    elsewhere = (claim.term_set - own.label) & described - own.said
+    if len(elsewhere) < 2:
+        return []
+    for other in chunk.labelled_items:
+        if other.label != own.label and not other.label & claim.term_set and elsewhere <= other.said:
+            return sorted(other.label)
+    return []
+
+
 def unmatched_negations(claim: Analysis, passages: list[Passage]) -> list[str]:
     """Negations of the claim ("did not", "never") absent from all of its best passages."""
     return sorted(claim.negations) if claim.negations and not any(p.negations for p in passages) else []
@@ -138,6 +163,7 @@ class HardCheckFailures:
     contradicted: list[str] = field(default_factory=list)
     placeholders: list[str] = field(default_factory=list)
     not_both: list[str] = field(default_factory=list)
+    other_item: list[str] = field(default_factory=list)
 
     @property
     def vetoes(self) -> bool:
@@ -145,7 +171,12 @@ class HardCheckFailures:
         fact, or one thing said of two when the chunk says it of one, is not supported however
         many of its words are there (in a longer answer too)."""
         return bool(
-            self.subject or self.contradicted or self.borrowed_numbers or self.placeholders or self.not_both
+            self.subject
+            or self.contradicted
+            or self.borrowed_numbers
+            or self.placeholders
+            or self.not_both
+            or self.other_item
         )
 
     @property
@@ -160,6 +191,7 @@ class HardCheckFailures:
             + [f"its passage says the opposite of '{w}'" for w in self.contradicted]
             + [f"{p} is a blank, not a fact" for p in self.placeholders]
             + ([f"'{' '.join(self.not_both)}' is not said of both"] if self.not_both else [])
+            + ([f"what it says is said of '{' '.join(self.other_item)}'"] if self.other_item else [])
         )
 
 
@@ -194,4 +226,5 @@ def hard_check_failures(
         contradicted_words(claim, passages[0]),
         placeholders(claim, chunk),
         said_of_each(claim, chunk.sentences, question_sides),
+        said_of_another_item(claim, chunk),
     )

@@ -119,6 +119,17 @@ class ChunkEvidence:
         return unit_vectors(sorted({word for word in self.analysis.words if is_content_word(word)}))
 
     @cached_property
+    def labelled_items(self) -> list[LabelledItem]:
+        """The list items that open with a label ("**Memory System**: Stores environmental
+        information"), each with the words of its label and of what it says of it."""
+        items = []
+        for unit, sentence in zip(self._units, self._read, strict=False):
+            label = label_of(sentence.text) if unit.kind == UnitKind.LIST_ITEM else None
+            if label is not None and (named := Analysis(label[0]).term_set):
+                items.append(LabelledItem(named, Analysis(label[1]).term_set))
+        return items
+
+    @cached_property
     def passages(self) -> list[Passage]:
         analysed = [[Analysis(reading) for reading in sentence.readings] for sentence in self._read]
         passages = []
@@ -231,6 +242,14 @@ def label_of(text: str) -> tuple[str, str] | None:
     if end is None or end.start() > _MAX_LABEL_CHARS:
         return None
     return text[: end.start()], text[end.end() :]
+
+
+@dataclass(frozen=True)
+class LabelledItem:
+    """A list item that opens with a label: the label's words, and the words said of it."""
+
+    label: frozenset[str]
+    said: frozenset[str]
 
 
 @dataclass(frozen=True)

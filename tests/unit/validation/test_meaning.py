@@ -37,6 +37,16 @@ ROS 2 supports multiple communication patterns:
 - Asynchronous with feedback and goal management
 - Used for long-running tasks
 """
+# intro/foundations-of-physical-ai/index.md, "Agent Architecture Overview".
+AGENT_PARTS = """### Agent Architecture Overview
+
+A typical embodied agent consists of several key components:
+
+- **Sensors**: Mechanisms for perceiving environmental conditions (light, temperature, obstacles)
+- **Actuators**: Components that enable physical interaction with the environment
+- **Processing Unit**: The decision-making system that interprets sensor data and controls actuators
+- **Memory System**: Storage for environmental information and behavioral patterns
+"""
 # module-2/urdf-sdf-formats/urdf-basics.md, its opening.
 URDF = (
     "URDF (Unified Robot Description Format) is an XML format used to describe robot models in ROS. "
@@ -442,6 +452,36 @@ async def test_a_list_item_supports_only_the_subject_of_its_heading(checker, ans
     streaming = claim_verdict(result, "URDF is used for streaming")
     assert not (streaming.supported and streaming.best_chunk_index == 0), "the item is about topics"
     assert any(note.startswith("citation [1] does not support") for note in result.notes)
+
+
+@pytest.mark.parametrize(
+    ("answer", "grounded"),
+    [
+        # Passed as grounded: the processing unit's description given to the memory system.
+        (
+            "A typical embodied agent consists of sensors, actuators, a processing unit and a memory "
+            "system [1]. Of these, the memory system is the decision-making part that interprets "
+            "sensor data and controls the actuators [1].",
+            False,
+        ),
+        (
+            "A typical embodied agent consists of sensors, actuators, a processing unit and a memory "
+            "system [1]. The processing unit is the decision-making part that interprets sensor data "
+            "and controls the actuators [1].",
+            True,
+        ),
+        # An item named after the claim's subject is one of its attributes, not another subject.
+        (
+            "Boston Dynamics Atlas demonstrates advanced dynamic control, and its key features are "
+            "dynamic movement, complex locomotion and manipulation [2].",
+            True,
+        ),
+    ],
+)
+async def test_a_list_items_description_is_not_said_of_another_item(checker, answer, grounded):
+    question = "What are the parts of a typical embodied agent?"
+    result = await checker.check(question, answer, chunks(AGENT_PARTS, HUMANOIDS), [], None)
+    assert result.is_grounded is grounded
 
 
 async def test_a_list_item_read_with_its_heading_supports_its_subject(checker):
