@@ -36,8 +36,13 @@ from services.common.text.question import focus_terms
 from services.common.text.steps import step_readings
 from services.common.text.tables import table_rows
 from services.common.text.units import Unit, UnitKind, sentence_units
-from services.common.text.words import Analysis, capitalised_words, is_content_word, stem
+from services.common.text.words import Analysis, capitalised_words, is_content_word, stem, tokens
 from services.validation.word_vectors import distances, unit_vectors
+
+# A quote shorter than this may be a phrase said of something else ("is used for streaming data").
+MIN_QUOTE_WORDS = 8
+# The language tag opening a code block ("```python"): not a word of the code a quote copies.
+_FENCE_TAG_RE = re.compile(r"```[\w+#.-]*")
 
 PARAPHRASE_WORDS = frozenset(stem(word) for word in read_list(__package__, "wordlists/paraphrase_words.txt"))
 FILLER_WORDS = frozenset(stem(word) for word in read_list(__package__, "wordlists/filler_words.txt"))
@@ -108,6 +113,17 @@ class ChunkEvidence:
         self.sentences = [sentence.shown for sentence in self._read]
         self._window_sentences = window_sentences
         self._phrase_gap = phrase_gap
+
+    def quotes(self, claim: Analysis) -> bool:
+        """Whether the claim is the chunk's own words, in order, MIN_QUOTE_WORDS or more of them
+        (markup, line breaks and a code block's language tag aside): a copied sentence, a list
+        item's line, a block of code. A quote says what its source says, however the sentence
+        splitter cut either of them (a code block copied whole spans a dozen of its "sentences")."""
+        return len(claim.words) >= MIN_QUOTE_WORDS and f" {' '.join(claim.words)} " in self._quotable
+
+    @cached_property
+    def _quotable(self) -> str:
+        return f" {' '.join(tokens(_FENCE_TAG_RE.sub(' ', self._text)))} "
 
     def distance_of(self, words: list[str]) -> float:
         """How far the words are from the chunk's own: for each, 1 less its cosine with the

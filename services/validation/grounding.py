@@ -320,6 +320,7 @@ class ClaimEvidence:
     rankings: list[dict[int, list[PassageMatch]]]
     evidence: dict[tuple[int, int], LexicalEvidence]
     similarities: dict[tuple[int, int], float]
+    quoted: list[frozenset[int]]  # per claim, the chunks it quotes word for word
 
 
 class OfflineChecker:
@@ -437,7 +438,10 @@ class OfflineChecker:
         }
         undecided = [pair for pair, found in evidence.items() if wants_similarity(found, direct, rephrasing)]
         similarities = self._similarities(undecided, claims, rankings, chunks, stop)
-        return ClaimEvidence(analyses, direct, rankings, evidence, similarities)
+        quoted = [
+            frozenset(chunk.index for chunk in chunks if chunk.quotes(analysis)) for analysis in analyses
+        ]
+        return ClaimEvidence(analyses, direct, rankings, evidence, similarities, quoted)
 
     def assess(
         self, claims: list[Claim], context: list[ContextChunk], stop: StopSignal, query: str
@@ -448,7 +452,9 @@ class OfflineChecker:
         found = self.gather(claims, context, stop, rephrasing, paired_sides(query), QuestionFrame.of(query))
         model = None if found.direct else self._claim_model or shipped_claim_model()
         assessments = [
-            _assess_claim(
+            _quoted(claim, found.quoted[i], found.rankings[i])
+            if found.quoted[i]
+            else _assess_claim(
                 claim,
                 analysis,
                 found.rankings[i],
@@ -547,6 +553,14 @@ def _passage_vector(sentence_vectors: dict[tuple[int, int], np.ndarray], match: 
         [sentence_vectors[(passage.chunk_index, s)] for s in range(passage.first, passage.last)], axis=0
     )
     return total / max(float(np.linalg.norm(total)), 1e-9)
+
+
+def _quoted(claim: Claim, chunks: frozenset[int], passages: dict[int, list[PassageMatch]]) -> ClaimAssessment:
+    """A claim copied word for word from the context (ChunkEvidence.quotes): supported by the
+    chunks it copies, with no doubt."""
+    best = min(chunks)
+    terms = passages[best][0].passage.terms if passages.get(best) else frozenset()
+    return ClaimAssessment(claim, True, 1.0, best, "supported: quoted", chunks, 0.0, terms)
 
 
 def _assess_claim(

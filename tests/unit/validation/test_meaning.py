@@ -599,6 +599,35 @@ async def test_numbers_without_a_word_of_what_they_count_answer_nothing(checker)
     assert stated.answers_question and stated.is_grounded
 
 
+# module-2/unity-integration/unity-troubleshooting.md, "Coordinate System Mismatches".
+TRANSFORM = """2. **Implement coordinate transformation**:
+   ```csharp
+   // Convert ROS coordinates to Unity coordinates
+   public Vector3 RosToUnityPosition(Vector3 rosPos) {
+       return new Vector3(rosPos.y, rosPos.z, rosPos.x);
+   }
+   ```
+"""
+
+
+async def test_a_block_of_code_copied_whole_is_supported(checker):
+    """The 0.5B model copies a passage's code onto one line: the sentence splitter cuts the block
+    into lines the claim spans, but the words are the book's, in its order (a language tag aside)."""
+    question = "How do I convert ROS coordinates to Unity coordinates?"
+    copied = (
+        "Implement coordinate transformation: // Convert ROS coordinates to Unity coordinates public "
+        "Vector3 RosToUnityPosition(Vector3 rosPos) { return new Vector3(rosPos.y, rosPos.z, rosPos.x); } [1]"
+    )
+    result = await checker.check(question, copied, chunks(TRANSFORM), [], None)
+    assert result.is_grounded and result.claims[0].reason == "supported: quoted"
+    swapped = copied.replace("rosPos.y, rosPos.z, rosPos.x", "rosPos.x, rosPos.y, rosPos.z")
+    assert (
+        not (await checker.check(question, swapped, chunks(TRANSFORM), [], None))
+        .claims[0]
+        .reason.endswith("quoted")
+    )
+
+
 # The book's steps with their commands (tests/unit/text), under their heading.
 LOADING = f"## Loading URDF in Gazebo\n\n{STEPS}"
 
