@@ -429,6 +429,9 @@ class OfflineChecker:
                     frame.within(leading_terms(analysis)),
                 )
             )
+        quoted = [
+            frozenset(chunk.index for chunk in chunks if chunk.quotes(analysis)) for analysis in analyses
+        ]
         evidence = {
             (i, j): lexical_evidence(
                 analyses[i], chunks[j], matches, self.config, subjects[i], context_numbers, sides
@@ -436,11 +439,13 @@ class OfflineChecker:
             for i, ranking in enumerate(rankings)
             for j, matches in ranking.items()
         }
-        undecided = [pair for pair, found in evidence.items() if wants_similarity(found, direct, rephrasing)]
-        similarities = self._similarities(undecided, claims, rankings, chunks, stop)
-        quoted = [
-            frozenset(chunk.index for chunk in chunks if chunk.quotes(analysis)) for analysis in analyses
+        # A quote's verdict reads no embedding (the claim model's trainer still reads its words).
+        undecided = [
+            (i, j)
+            for (i, j), found in evidence.items()
+            if not quoted[i] and wants_similarity(found, direct, rephrasing)
         ]
+        similarities = self._similarities(undecided, claims, rankings, chunks, stop)
         return ClaimEvidence(analyses, direct, rankings, evidence, similarities, quoted)
 
     def assess(
