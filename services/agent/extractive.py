@@ -110,11 +110,16 @@ _YEAR_OR_MONTH_RE = re.compile(
     r"|November|December|century|centuries)\b"
 )
 # A definition: the defined words, then within a few words "is" (not a passive: "were given"),
-# "refers to", "means", or a label's ":" / dash ("Topic: a named bus ...").
+# "refers to", "means", or a label's ":" / dash ("Topic: a named bus ...", "LLMOps (Large Language
+# Model Operations)—the discipline ..."); a "Definition:" label before them is no label of theirs.
 _DEFINING_RE = re.compile(
     r"\s(?:(?:is|are|was|were)(?!\s+\w+(?:ed|en)\b)|refers? to|means?|stands? for|represents?|denotes"
-    r"|describes?)\s|:\s|\s[–—-]\s"
+    r"|describes?)\s|:\s|\s[–—-]\s|(?<=\))[–—]"
 )
+# Two subjects ("Physical AI and embodied intelligence represent a shift") define neither.
+_AND_RE = re.compile(r"\sand\s")
+_BARE_VERBS = frozenset({"is", "are", "was", "were"})
+_DEFINITION_LABEL_RE = re.compile(r"definitions?:\s+", re.IGNORECASE)
 _DEFINED_MAX_CHARS = 80
 _PARENTHESISED_RE = re.compile(r"\(([^()]*)\)")
 _ARTICLE_RE = re.compile(r"(?:an?|the)\s", re.IGNORECASE)
@@ -220,6 +225,11 @@ class Weights:
     # / 0.45 -> 0.76 / 0.54). SQuAD has no headings or meta sentences; form 0.2 moves it by one
     # question in either direction (0.929 -> 0.930 in-domain, 0.8560 -> 0.8555 through Search).
     form: float = 0.2
+    # For "What is X?" a sentence defining X (_defines) goes this much further up the order
+    # (further sentences are still measured against its own score): at `form` alone the heading's
+    # words outweighed it ("Installing Pydantic: Like any Python library, Pydantic needs to be
+    # installed first" over "Pydantic is a library that validates data at runtime").
+    definition: float = 1.0
     # An item of a list, for a question asking for several things (question.wants_list).
     listing: float = 0.1
     # The word score of a list item's whole list (its label and every item, fragments too): "What
@@ -437,7 +447,12 @@ def choose_sentences(
         + weights.rank * rank
         - weights.names_missing * (1 - about)
     )
-    order = [int(i) for i in np.argsort(-scores, kind="stable")]
+    ranking = (
+        scores + weights.definition * _definitions(understood, candidates, strictly=True)
+        if defining
+        else scores
+    )
+    order = [int(i) for i in np.argsort(-ranking, kind="stable")]
     # Sentences that answer nothing: an echo of the question (a question asking for other words
     # quotes its selection: that is no echo), a block's title announced alone.
     silent = {i for i, c in enumerate(candidates) if _lone_title(c, whole)}
@@ -1328,9 +1343,7 @@ def _answer_form(question: Question, candidates: Sequence[_Candidate]) -> np.nda
     """1 for a sentence of the shape the question asks for (see the module docstring)."""
     asked = question.form
     if asked.form is AnswerForm.DEFINITION:
-        term = _term_words(Analysis(asked.term))
-        context = _term_words(Analysis(question.text))
-        shaped = np.array([float(_defines(term, c.shown, context)) for c in candidates])
+        shaped = _definitions(question, candidates)
     elif asked.form is AnswerForm.HOW:
         shaped = np.array([float(bool(_STEP_RE.search(c.shown))) for c in candidates])
     elif asked.form is AnswerForm.WHY:
@@ -1340,6 +1353,13 @@ def _answer_form(question: Question, candidates: Sequence[_Candidate]) -> np.nda
     else:
         shaped = np.zeros(len(candidates))
     return shaped
+
+
+def _definitions(question: Question, candidates: Sequence[_Candidate], strictly: bool = False) -> np.ndarray:
+    """1 for a sentence defining the term the question asks about (_defines)."""
+    term = _term_words(Analysis(question.form.term))
+    context = _term_words(Analysis(question.text))
+    return np.array([float(_defines(term, c.shown, context, strictly)) for c in candidates])
 
 
 def _listing(question: Question, candidates: Sequence[_Candidate]) -> np.ndarray:
@@ -1352,7 +1372,7 @@ def _term_words(text: Analysis) -> frozenset[str]:
     return frozenset(stem(word) for word in text.words if word not in STOPWORDS)
 
 
-def _defines(term: frozenset[str], sentence: str, context: frozenset[str]) -> bool:
+def _defines(term: frozenset[str], sentence: str, context: frozenset[str], strictly: bool = False) -> bool:
     """The sentence opens with the whole term and then says what it is ("rclpy is the Python
     ...", "Topic: a named bus ..."). Its subject is the term, with nothing but the question's
     own words around it: "A ROS 2 package is ..." defines a package, not ROS 2, and "Monitor
@@ -1360,9 +1380,18 @@ def _defines(term: frozenset[str], sentence: str, context: frozenset[str]) -> bo
     Operating System (ROS) is ...", "ROS 2 (Robot Operating System 2) is ...") or after a lead-in
     ("In AIDD, a General Agent is ...") is the subject too, and so is a term that a noun phrase
     follows ("This lesson introduces GitOps, a radically different approach: ...", "This lesson
-    teaches Question-Driven Development (QDD): a technique ...")."""
+    teaches Question-Driven Development (QDD): a technique ..."). Strictly, "is" / "are" must
+    go on with an article: "The M-Shaped Developer is different" says nothing of what it is."""
+    label = _DEFINITION_LABEL_RE.match(sentence)
+    sentence = sentence[label.end() :] if label else sentence
     defining = _DEFINING_RE.search(sentence[: _DEFINED_MAX_CHARS + 20])
     if not term or not defining or defining.start() > _DEFINED_MAX_CHARS:
+        return False
+    if (
+        strictly
+        and defining.group().strip() in _BARE_VERBS
+        and not _ARTICLE_RE.match(sentence, defining.end())
+    ):
         return False
     subject = sentence[: defining.start()]
     subject_words = _term_words(Analysis(subject))
@@ -1373,7 +1402,11 @@ def _defines(term: frozenset[str], sentence: str, context: frozenset[str]) -> bo
     named, _, apposition = subject.rpartition(", ")
     if named and _ARTICLE_RE.match(apposition) and _ends_with(named, term):
         return True
-    if _ARTICLE_RE.match(sentence, defining.end()) and _ends_with(subject, term):
+    if (
+        _ARTICLE_RE.match(sentence, defining.end())
+        and _ends_with(subject, term)
+        and not _AND_RE.search(subject)
+    ):
         return True
     others = (_PARENTHESISED_RE.sub("", subject), subject.rsplit(",", 1)[-1])
     return any(

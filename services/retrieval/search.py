@@ -20,8 +20,12 @@ from services.retrieval.sparse import SparseEncoder
 from services.retrieval.store import SearchFilters, SearchHit, SearchMode, VectorStore
 from services.retrieval.store.base import MIXED_MODELS_ADVICE, SparseVector
 
-# "What is X?": how many of the chunks defining X (services/common/text/definitions.py) come first.
+# "What is X?": how many of the chunks defining X (services/common/text/definitions.py) come first,
+# chosen from the best this many by the search: the one highest in its document's headings, where
+# a term is introduced ("Helm is the package manager for Kubernetes" opens the chapter; "Helm is a
+# CLI tool you install" stands under "Installing Helm").
 DEFINING_CHUNKS = 1
+DEFINING_CANDIDATES = 3
 
 
 @dataclass(frozen=True)
@@ -71,9 +75,8 @@ class Searcher:
             term = asked_term(query.text)
             if term:
                 defining = replace(query.filters, defines=term)
-                hits = _defining_first(
-                    await self._store_search(query, dense, sparse, DEFINING_CHUNKS, defining), hits
-                )
+                found = await self._store_search(query, dense, sparse, DEFINING_CANDIDATES, defining)
+                hits = _defining_first(_introducing(found)[:DEFINING_CHUNKS], hits)
         search_ms = (time.perf_counter() - search_start) * 1000
         kept = [hit for hit in hits if hit.relevance >= query.min_relevance][: query.top_k]
         return SearchOutcome(
@@ -123,6 +126,11 @@ class Searcher:
 
     async def close(self) -> None:
         await self._batcher.close()
+
+
+def _introducing(defining: list[SearchHit]) -> list[SearchHit]:
+    """The chunks defining a term, those under fewer headings first (in search order otherwise)."""
+    return sorted(defining, key=lambda hit: len(hit.chunk.section_path))
 
 
 def _defining_first(defining: list[SearchHit], hits: list[SearchHit]) -> list[SearchHit]:

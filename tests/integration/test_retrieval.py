@@ -107,6 +107,25 @@ async def test_a_question_asking_what_a_term_is_finds_the_chunk_defining_it_firs
     assert other.results[0].chunk.source_path == "widgets/frames.md"
 
 
+async def test_of_the_chunks_defining_a_term_the_one_introducing_it_comes_first(retrieval):
+    """A term is defined where its document introduces it, not under a later heading in passing."""
+    documents = [
+        retrieval_pb2.Document(
+            source_path=f"helm/{name}.md", content=content, format=retrieval_pb2.DOCUMENT_FORMAT_MARKDOWN
+        )
+        for name, content in {
+            "install": "# Helm setup\n\n## Installing Helm\n\nHelm is a CLI tool you install on your machine. "
+            "Install Helm with its script, then run helm version to check Helm.\n",
+            "intro": "# Charts\n\nHelm is the package manager for Kubernetes. A chart bundles manifests.\n",
+        }.items()
+    ]
+    await ingest(retrieval, "helm", documents)
+    reply = await retrieval.Search(
+        retrieval_pb2.SearchRequest(collection="helm", query="What is Helm?", top_k=2)
+    )
+    assert [r.chunk.source_path for r in reply.results] == ["helm/intro.md", "helm/install.md"]
+
+
 async def test_search_scores_each_found_chunks_sentences_against_the_query(retrieval):
     """Sentences embedded at ingest come back with their offsets and their cosine with the query."""
     await ingest(retrieval, "book", sample_documents())

@@ -109,7 +109,7 @@ class _Chunk:
 # Bump when the parsing or chunking rules, the sparse terms (services/common/text `stem`, the
 # search stop words) or what the payload reads off a chunk's text (the terms it defines) change:
 # unchanged documents are then re-chunked and re-encoded too.
-RULES_VERSION = "7"
+RULES_VERSION = "8"
 
 
 def chunk_id(document_id: str, chunk_index: int, content_hash: str) -> str:

@@ -118,6 +118,17 @@ _DEFINING_SUBJECTS = [
     ("What is ROS 2?", "A ROS 2 package is the fundamental unit of organization in ROS 2.", False),
     ("What is a topic?", "Monitor topics: ros2 topic list shows them.", False),
     ("What is Helm?", "A Helm chart is a directory with a specific structure.", False),
+    (
+        "What is LLMOps?",
+        "This part introduces LLMOps (Large Language Model Operations)—the discipline of it.",
+        True,
+    ),
+    ("What is a skill?", "Definition: A skill is a folder of instructions for an agent.", True),
+    (
+        "What is embodied intelligence?",
+        "Physical AI and embodied intelligence represent a shift in AI.",
+        False,
+    ),
 ]
 
 
@@ -126,6 +137,32 @@ def test_a_definition_is_a_sentence_whose_subject_is_the_term(question: str, sen
     other = f"Later chapters come back to {question_form(question).term} with examples."
     chosen = answer(question, [f"{other} {sentence}"], {other: 0.62, sentence: 0.6})
     assert chosen.startswith(sentence) is defines
+
+
+def test_a_definition_comes_first_under_any_heading_but_a_term_merely_said_to_be_something_does_not():
+    """A heading naming the term ("Installing Pydantic") does not outrank the sentence saying what
+    the term is; "X is different" says nothing of what X is."""
+
+    def passage(number: int, heading: str, text: str, score: float) -> Passage:
+        scores = {span: score for span, _ in answer_sentences(text)}
+        return Passage(number, heading, text, url=f"https://example.org/{number}", sentence_scores=scores)
+
+    defining = "Pydantic is a library that validates data at runtime."
+    installing = "Like any Python library, Pydantic needs to be installed first."
+    passages = [
+        passage(1, "Introduction > The Validation Problem", defining, 0.6),
+        passage(2, "Introduction > Installing Pydantic", installing, 0.66),
+    ]
+    chosen = choose_sentences("What is Pydantic?", passages, refuse, Weights(max_labelled=0))
+    assert chosen[0].sentence == defining
+    deep = "M-shaped developers go deep in several domains at once."
+    for said, first in [
+        ("The M-shaped developer is a developer with several deep skills.", True),
+        ("The M-shaped developer is different.", False),
+    ]:
+        passages = [passage(1, "Book > Part", said, 0.4), passage(2, "Book > Part", deep, 0.9)]
+        chosen = choose_sentences("What is an M-shaped developer?", passages, refuse, Weights(max_labelled=0))
+        assert (chosen[0].sentence == said) is first
 
 
 def test_a_what_is_question_is_answered_only_where_the_term_is_named():
