@@ -199,7 +199,10 @@ async def run_answer(
     finally:
         await _stop(result, stream)
     answer, cut = cap_answer(citations.text, answerer.max_answer_chars)
-    cited = [context.sources[n - 1] for n in sorted(marker_indexes(answer))]
+    # A bracketed list of numbers too long to be held as a possible marker while it streams (a
+    # code sample's "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]") reaches the text unfiltered: it cites nothing.
+    known = range(1, len(context.sources) + 1)
+    cited = [context.sources[n - 1] for n in sorted(marker_indexes(answer)) if n in known]
     elapsed_ms = (time.perf_counter() - started) * 1000
     yield AnswerFinished(
         answer=answer,

@@ -16,7 +16,7 @@ import openai
 import pytest
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
-from openai.types.responses import ResponseCompletedEvent, ResponseTextDeltaEvent
+from openai.types.responses import Response, ResponseCompletedEvent, ResponseTextDeltaEvent
 
 from services.agent.agent import Answerer, AnswerRequest, build_agent, run_answer
 from services.agent.events import (
@@ -252,6 +252,34 @@ async def test_citation_to_an_unretrieved_source_is_dropped(retrieval):
     )
     assert text_of(events) == finished.answer
     assert [e.index for e in events if isinstance(e, Citation)] == [1]
+    assert [s.index for s in finished.cited] == [1]
+
+
+async def test_a_long_bracketed_list_streamed_in_pieces_cites_nothing(retrieval):
+    """A code sample's list is too long to be held back as a possible marker, so it reaches the
+    answer as written; its numbers name no source (0, 5-9 here), and the answer still finishes."""
+    _servicer, stub = retrieval
+    answer = "Nodes publish to topics: print(ids) # [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] and so on [1]."
+
+    async def streamed(_call):
+        pieces = [answer[i : i + 3] for i in range(0, len(answer), 3)]
+        for n, piece in enumerate(pieces):
+            yield ResponseTextDeltaEvent(
+                type="response.output_text.delta",
+                item_id="m",
+                output_index=0,
+                content_index=0,
+                delta=piece,
+                logprobs=[],
+                sequence_number=n,
+            )
+        response = Response.model_construct(id="r", output=[assistant_message(answer)], usage=None)
+        yield ResponseCompletedEvent.model_construct(type="response.completed", response=response)
+
+    model = ScriptedModel([[search("node topics")], ModelStep.stream(streamed)])
+    events = await collect(AnswerRequest(question="What is a node?"), answerer_for(model, stub))
+    finished = events[-1]
+    assert "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]" in finished.answer
     assert [s.index for s in finished.cited] == [1]
 
 
