@@ -32,9 +32,9 @@ _BOLD_RE = re.compile(
     rf"|\*\*{_ASIDE}(?:[ \t]*[:—–][ \t]|[ \t]+(?:{_DEFINING_VERBS})[ \t]))",
     re.IGNORECASE | re.MULTILINE,
 )
-# A plain "X is a / an / the ..." (the term may open a bold phrase: "**Pydantic is a library ...**") or "X refers to ...", X of at most four words ("Gazebo is a 3D
+# A plain "X is a / an / the ..." or "X refers to ...", X of at most four words ("Gazebo is a 3D
 # simulator", "The ROS 2 bridge is the ..."; "This is a ..." names no term: its words are stop
-# words).
+# words); the term may open a bold phrase ("**Pydantic is a library ...**").
 _PLAIN_RE = re.compile(
     rf"{_OPENING}(?:\*\*)?(?P<term>[A-Za-z][\w#+.-]*(?:[ \t]+[\w#+.-]+){{0,3}}?){_ASIDE}"
     r"[ \t]+(?:(?:is|are)[ \t]+(?:an?|the)|refers[ \t]+to|represents[ \t]+the)[ \t]",
@@ -57,7 +57,8 @@ _SPELT_OUT_RE = re.compile(
 )
 # A heading asking the question: "## What Are Hooks?", "### Concept 1: What Are Helm Hooks?".
 _HEADING_RE = re.compile(
-    r"^#{1,6}[ \t]+(?:[^\n:?]{1,30}:[ \t]+)?what[ \t]+(?:is|are)[ \t]+(?:(?:an?|the)[ \t]+)?(?P<term>[^\n?]{1,60})\?[ \t]*$",
+    r"^#{1,6}[ \t]+(?:[^\n:?]{1,30}:[ \t]+)?what[ \t]+(?:is|are)[ \t]+(?:(?:an?|the)[ \t]+)?"
+    r"(?P<term>[^\n?]{1,60})\?[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
 _WORD_RE = re.compile(r"[a-z0-9][\w#+.-]*")
