@@ -1347,12 +1347,27 @@ def _answer_form(question: Question, candidates: Sequence[_Candidate]) -> np.nda
     elif asked.form is AnswerForm.HOW:
         shaped = np.array([float(bool(_STEP_RE.search(c.shown))) for c in candidates])
     elif asked.form is AnswerForm.WHY:
+        reasons = [bool(_REASON_RE.search(c.shown) or _REASONS_LABEL_RE.search(c.label)) for c in candidates]
         shaped = np.array(
-            [float(bool(_REASON_RE.search(c.shown) or _REASONS_LABEL_RE.search(c.label))) for c in candidates]
+            [float(reasons[i] or _reason_follows(candidates, i, reasons)) for i in range(len(candidates))]
         )
     else:
         shaped = np.zeros(len(candidates))
     return shaped
+
+
+def _reason_follows(candidates: Sequence[_Candidate], index: int, reasons: Sequence[bool]) -> bool:
+    """Whether the next sentence of the paragraph gives the reason for this one, referring back to
+    it: "Physical AI systems must ... respond within strict time constraints. This requirement
+    stems from the need to ..." answers why they must (the continuation brings the reason)."""
+    after = index + 1
+    return (
+        after < len(candidates)
+        and reasons[after]
+        and not candidates[index].items
+        and _same_paragraph(candidates[index], candidates[after])
+        and bool(_CONTINUES_RE.match(candidates[after].shown))
+    )
 
 
 def _definitions(question: Question, candidates: Sequence[_Candidate], strictly: bool = False) -> np.ndarray:

@@ -271,6 +271,18 @@ def test_a_why_question_prefers_a_reason_and_a_how_question_a_step():
     ).startswith(step)
 
 
+def test_a_why_question_takes_a_statement_whose_next_sentence_gives_its_reason():
+    """ "Why must X ...?" is answered where the book says X must, then why: the statement itself has
+    no reason word, the sentence after it ("This requirement stems from ...") has."""
+    claim = "Robots must respond within strict time limits."
+    reason = "This requirement stems from the need to act in a moving world, where delays cause collisions."
+    other = "Direct coupling with the environment enables real-time learning and adaptation."
+    similarity = {claim: 0.7, reason: 0.45, other: 0.72}
+    assert answer(
+        "Why do robots have to respond in real time?", [other, f"{claim} {reason}"], similarity
+    ).startswith(f"{claim} [2] {reason} [2]")
+
+
 def test_section_intros_and_learning_objectives_give_way_to_content():
     intro = "This tutorial covers setting up Unity for robotics simulation."
     ready = "You're ready to set up Unity for robotics simulation."
