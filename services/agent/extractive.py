@@ -79,7 +79,7 @@ from services.common.text.prose import (
     prose_sentences,
     sectioned_sentences,
 )
-from services.common.text.question import AnswerForm, Question, last_question, understand
+from services.common.text.question import FIGURES, AnswerForm, Question, last_question, understand
 from services.common.text.units import sentence_ends
 from services.common.text.words import (
     NUMBER_WORDS,
@@ -585,16 +585,17 @@ def _can_answer(question: Question, candidate: _Candidate, weights: Weights) -> 
     ("This guide provides solutions to common issues" answers no question), it does not state the
     problem a how or why question asks about ("Issue: Unity visualization lags behind ROS 2
     simulation": the solutions or the cause that follow answer), and it holds a number when the
-    question asks for a quantity (a sentence without one answers something else)."""
+    question asks for a quantity (a sentence without one answers something else), a figure of the
+    kind asked when the question says which ("How much will it cost?": a price, not "Q1 2026")."""
     if candidate.meta and weights.meta_answers_nothing:
         return False
     if question.form.form in (AnswerForm.HOW, AnswerForm.WHY) and _PROBLEM_RE.match(candidate.shown):
         return False
-    return not (
-        weights.number_needed
-        and question.wants_quantity
-        and not _holds_number(candidate.analysis, _analysis(question.text).word_set)
-    )
+    if not (weights.number_needed and question.wants_quantity):
+        return True
+    if question.measure:
+        return bool(FIGURES[question.measure].search(candidate.shown))
+    return _holds_number(candidate.analysis, _analysis(question.text).word_set)
 
 
 def _echoes(asked: Analysis, sentence: Analysis) -> bool:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from services.common.text.question import (
+    FIGURES,
     QueryType,
+    asked_measure,
     asks_for_other_words,
     classify_query,
     compared_sides,
@@ -108,6 +110,30 @@ def test_questions_asking_for_a_number_or_for_several_things(query: str, number:
 )
 def test_a_question_answered_by_a_quantity_alone(query: str, quantity: bool):
     assert wants_quantity(query) is quantity
+
+
+@pytest.mark.parametrize(
+    ("query", "measure", "answering", "not_answering"),
+    [
+        (
+            "How much will Antigravity cost per month?",
+            "cost",
+            "Pro costs $20 a month.",
+            "Public beta: Q1 2026.",
+        ),
+        ("How much does New Relic charge per GB?", "cost", "It is free up to 100 GB.", "Logs take 3 days."),
+        ("How long does a full build take?", "duration", "It takes 30 seconds.", "It uses 4 cores."),
+        ("How much RAM does the setup need?", "size", "At least 16GB of RAM.", "Ubuntu 22.04 is required."),
+        ("How much smaller can a multi-stage build make it?", "relative", "It cuts 70-85%.", "Has 5+ steps."),
+        ("How many joints does Atlas have?", "", "", ""),  # any number answers a count
+    ],
+)
+def test_a_quantity_question_names_the_kind_of_figure_that_answers_it(
+    query: str, measure: str, answering: str, not_answering: str
+):
+    assert asked_measure(query) == measure
+    if measure:
+        assert FIGURES[measure].search(answering) and not FIGURES[measure].search(not_answering)
 
 
 @pytest.mark.parametrize(

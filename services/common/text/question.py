@@ -97,6 +97,46 @@ def wants_quantity(query: str) -> bool:
     return bool(_QUANTITY_Q_RE.search(text)) and not _FOLLOWING_QUESTION_RE.search(text)
 
 
+# The kind of figure a quantity question asks for, where its words say: "How much will it cost?"
+# is not answered by "Expected public beta: Q1 2026", nor "How much smaller can the image get?"
+# by "Does it involve 5+ decision points?". Each names the figures that answer it (FIGURES).
+_MEASURE_CUES = (
+    (
+        "cost",
+        re.compile(
+            r"\bhow much (?:\w+ ){0,6}(?:cost|costs|charge|charges|pay|price|spend)\b"
+            r"|\bwhat (?:does|will|would) (?:\w+ ){0,4}cost\b",
+            re.IGNORECASE,
+        ),
+    ),
+    ("duration", re.compile(r"\bhow long\b|\bhow much time\b", re.IGNORECASE)),
+    ("size", re.compile(r"\bhow much (?:free )?(?:ram|memory|disk|storage|space|vram)\b", re.IGNORECASE)),
+    (
+        "relative",
+        re.compile(
+            r"\bhow much (?:faster|slower|smaller|larger|bigger|cheaper|lighter|heavier"
+            r"|less|more|lower|higher)\b|\bhow many times\b",
+            re.IGNORECASE,
+        ),
+    ),
+)
+_DURATION = (
+    r"\d\s*(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?)\b"
+)
+_SIZE = r"\d\s*(?:[KMGTP]i?B|bytes?|[kmgt]b|kilobytes?|megabytes?|gigabytes?|terabytes?)\b"
+FIGURES = {
+    "cost": re.compile(r"[$€£¥]\s*\d|\d\s*(?:USD|EUR|GBP|dollars?|euros?|cents?)\b|\bfree\b", re.IGNORECASE),
+    "duration": re.compile(_DURATION, re.IGNORECASE),
+    "size": re.compile(_SIZE),
+    "relative": re.compile(rf"\d\s*(?:%|percent\b|x\b|×|times\b)|{_SIZE}|{_DURATION}", re.IGNORECASE),
+}
+
+
+def asked_measure(query: str) -> str:
+    """The kind of figure a quantity question asks for (a key of FIGURES), or "" when it does not say."""
+    return next((kind for kind, cue in _MEASURE_CUES if cue.search(query)), "")
+
+
 _FIGURE_Q_RE = re.compile(rf"\b(?:how (?:many|much)|{_MEASURE})\b", re.IGNORECASE)
 
 
@@ -302,6 +342,8 @@ class Question:
     form: QuestionForm
     wants_number: bool
     wants_quantity: bool
+    # The kind of figure it asks for (asked_measure), "" for any.
+    measure: str
     wants_name: bool
     other_words: bool
     wants_list: bool
@@ -321,6 +363,7 @@ def understand(query: str, selected_text: str = "") -> Question:
         form=form,
         wants_number=wants_number(query),
         wants_quantity=wants_quantity(query),
+        measure=asked_measure(query),
         wants_name=wants_name(query),
         other_words=asks_for_other_words(query),
         wants_list=wants_list(query, form),

@@ -283,6 +283,17 @@ def test_a_why_question_takes_a_statement_whose_next_sentence_gives_its_reason()
     ).startswith(f"{claim} [2] {reason} [2]")
 
 
+def test_a_quantity_question_is_answered_by_a_figure_of_the_kind_it_asks_for():
+    """A price answers "how much will it cost"; a date beside the product's name does not."""
+    beta = "As of November 2025, Antigravity is in private beta with a monthly waitlist."
+    date = "Antigravity is expected in public beta in Q1 2026."
+    price = "Antigravity Pro costs $20 per month."
+    question = "How much will Antigravity cost per month?"
+    similarity = {beta: 0.6, date: 0.62, price: 0.5}
+    assert answer(question, [f"{beta} {date}"], similarity) == ""  # no pick: the answerer declines
+    assert answer(question, [f"{beta} {date}", price], similarity).startswith(f"{price} [2]")
+
+
 def test_section_intros_and_learning_objectives_give_way_to_content():
     intro = "This tutorial covers setting up Unity for robotics simulation."
     ready = "You're ready to set up Unity for robotics simulation."
