@@ -140,6 +140,8 @@ _REASON_RE = re.compile(
     re.IGNORECASE,
 )
 # A list of reasons: its items give them without "because" ("Why it fails:", "Benefits:").
+# Content words of a reasons label that names no subject ("Why it fails", "Key benefits").
+_BARE_LABEL_WORDS = 2
 _REASONS_LABEL_RE = re.compile(r"\b(?:why|reasons?|benefits?|advantages?|because)\b", re.IGNORECASE)
 # Sentences about the text rather than its subject, and a reader's prompts to an assistant ("Show
 # me code using both asyncio.gather() and asyncio.create_task()", "AI Prompt Used: ...", "Ask your
@@ -1348,13 +1350,26 @@ def _answer_form(question: Question, candidates: Sequence[_Candidate]) -> np.nda
     elif asked.form is AnswerForm.HOW:
         shaped = np.array([float(bool(_STEP_RE.search(c.shown))) for c in candidates])
     elif asked.form is AnswerForm.WHY:
-        reasons = [bool(_REASON_RE.search(c.shown) or _REASONS_LABEL_RE.search(c.label)) for c in candidates]
+        reasons = [
+            bool(_REASON_RE.search(c.shown) or _reasons_for(c.label, question.focus)) for c in candidates
+        ]
         shaped = np.array(
             [float(reasons[i] or _reason_follows(candidates, i, reasons)) for i in range(len(candidates))]
         )
     else:
         shaped = np.zeros(len(candidates))
     return shaped
+
+
+def _reasons_for(label: str, focus: frozenset[str]) -> bool:
+    """Whether a list's label announces reasons for what the question asks about: a bare one
+    ("Why it fails:", "Benefits:") does, and so does one naming the question's words; one naming
+    a subject of its own gives reasons for that ("Sensor data validation is crucial because:" does
+    not answer why a robot's model is trained in simulation)."""
+    if not _REASONS_LABEL_RE.search(label):
+        return False
+    named = _analysis(label).term_set
+    return bool(named & focus) or len(named) <= _BARE_LABEL_WORDS
 
 
 def _reason_follows(candidates: Sequence[_Candidate], index: int, reasons: Sequence[bool]) -> bool:

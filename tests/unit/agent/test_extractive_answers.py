@@ -283,6 +283,21 @@ def test_a_why_question_takes_a_statement_whose_next_sentence_gives_its_reason()
     ).startswith(f"{claim} [2] {reason} [2]")
 
 
+def test_reasons_listed_for_another_subject_do_not_answer_a_why_question():
+    """ "Sensor data validation is crucial because:" lists why validation matters, not why a model
+    is trained in simulation, though an item mentions training."""
+    listed = (
+        "Sensor data validation is crucial because:\n\n"
+        "- Training data from simulation may be used for real robot deployment\n"
+        "- Control systems rely on accurate sensor readings\n"
+    )
+    answer_ = "Robot models are trained in simulation, where conditions can be controlled and runs repeated."
+    similarity = {"Training data from simulation may be used for real robot deployment": 0.69, answer_: 0.62}
+    assert answer(
+        "Why would I train a robot's model in simulation first?", [listed, answer_], similarity
+    ).startswith(f"{answer_} [2]")
+
+
 def test_a_quantity_question_is_answered_by_a_figure_of_the_kind_it_asks_for():
     """A price answers "how much will it cost"; a date beside the product's name does not."""
     beta = "As of November 2025, Antigravity is in private beta with a monthly waitlist."
