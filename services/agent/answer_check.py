@@ -13,7 +13,9 @@ reader must never get any of that as a checked answer. In order:
    the marker); the marked answer is validated again (and delivered as written when its markers
    would unground an answer that stood without them); an answer the validator finds grounded but
    not an answer (it never addresses what the question asks about:
-   ValidateResponse.answers_question) counts as not grounded below;
+   ValidateResponse.answers_question) counts as not grounded below; under `enforce`, a grounded
+   answer to a question asking for several things that names fewer than half the items of the
+   list the judge answers with (incomplete) is replaced by that list when the list is grounded;
 4. an answer not grounded is, under `enforce`, replaced by the extractive answer (labelled
    offline-extractive, or its decline when the passages do not answer) when that one is
    grounded, else by a statement that the book does not support an answer (delivered with the
@@ -23,7 +25,7 @@ So an answer is validated once, twice (once more when markers were added or re-p
 its stand-in), or three times (re-pointed markers that did not ground it, then its stand-in).
 An empty answer (the model wrote only withheld text) is replaced the same way under any policy.
 A replacement is never silent: its reason (empty, not_grounded, off_topic, wrong_refusal, echo,
-not_an_answer) leads the note it is delivered with, the log line `answer_replaced` and the counter
+incomplete, not_an_answer) leads the note it is delivered with, the log line `answer_replaced` and the counter
 glossator_answers_replaced_total{reason}. A model that is slow or cut off is not a reason: that
 run fails with its status (DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE) before this check.
 Under `enforce` an answer that cannot be validated at all (the validation service is down or too
@@ -42,13 +44,15 @@ import grpc
 from glossator.v1 import common_pb2, validation_pb2, validation_pb2_grpc
 from services.agent.citations import MARKER_RE, marker_indexes
 from services.agent.events import AnswerFinished
-from services.agent.extractive import is_decline
+from services.agent.extractive import is_decline, listed_items
 from services.agent.models import OFFLINE_MODEL_NAME
 from services.agent.sessions import Grounding, Source
 from services.common.errors import Reason, Unavailable
 from services.common.logging import get_logger
 from services.common.metrics import ANSWERS_REPLACED, observe_stage
+from services.common.text.question import understand
 from services.common.text.repeats import repeats
+from services.common.text.words import Analysis
 
 log = get_logger("glossator.answer_check")
 
@@ -60,6 +64,9 @@ NOT_SUPPORTED_ANSWER = (
 WRONG_REFUSAL_NOTE = "the answer declines, but the retrieved passages answer the question"
 OFF_TOPIC_NOTE = "none of the retrieved passages answers the question, so neither can the answer"
 ECHO_NOTE = "the reader asked for other words, and the answer gives their highlight back"
+INCOMPLETE_NOTE = (
+    "the question asks for several things, and the answer names fewer than half the items the passages list"
+)
 NOT_AN_ANSWER_REASON = "grounded, but it does not address what the question asks about"
 REPOINTED_NOTE = "citation markers were re-pointed to the sources that support their sentences"
 
@@ -144,11 +151,32 @@ class AnswerChecker:
             verdict = await _judged_against_the_passages(verdict, finished, answer, self._highlight)
             if stands(verdict) or self._policy == "annotate" or only_citations_wrong(verdict):
                 answer, verdict = await self._cited(query, answer, verdict, finished)
+            if stands(verdict) and self._policy == "enforce" and await _incomplete(query, answer, finished):
+                listed, listed_verdict = await self._replacement(query, finished)
+                if listed_verdict is not None:
+                    return self._replaced(
+                        finished, listed, listed_verdict, "incomplete", verdict, started, streamed_citations
+                    )
             if stands(verdict) or self._policy == "annotate":
                 validated = Validated(status="validated", verdict=verdict, validation_ms=_ms(started))
                 return self._checked(finished, answer, validated, finished.model, streamed_citations)
         replacement, replaced_verdict = await self._replacement(query, finished)
         reason = replacement_reason(verdict)
+        return self._replaced(
+            finished, replacement, replaced_verdict, reason, verdict, started, streamed_citations
+        )
+
+    def _replaced(
+        self,
+        finished: AnswerFinished,
+        replacement: str,
+        replaced_verdict: validation_pb2.ValidateResponse | None,
+        reason: str,
+        verdict: validation_pb2.ValidateResponse | None,
+        started: float,
+        streamed_citations: set[int],
+    ) -> Checked:
+        """The replacement delivered, its reason in its notes, the log and the counter."""
         note = _replaced_note(finished.model, reason, verdict)
         ANSWERS_REPLACED.labels(reason=reason).inc()
         log.info(
@@ -299,6 +327,28 @@ async def _judged_against_the_passages(
     return verdict
 
 
+async def _incomplete(query: str, answer: str, finished: AnswerFinished) -> bool:
+    """Whether a question asking for several things is answered with fewer than half the items of
+    the list the judge answers it with: the 0.5B model quoted a list's lead-in alone ("Dapr
+    Architecture — Sidecars, building blocks, and the component model") for "Which Dapr building
+    blocks does the Dapr chapter cover?", and its first item alone for "Which General Agents
+    dominate 2025?"."""
+    if finished.fallback is None or not understand(query).wants_list:
+        return False
+    return _names_too_few(answer, listed_items(await finished.fallback()))
+
+
+def _names_too_few(answer: str, items: list[str]) -> bool:
+    """Whether the answer names fewer than half the items (an item is named when most of its
+    content words are in the answer: "Mode 2: acceptEdits" is not named by "Mode 1: default"); a
+    list of one item is no list."""
+    if len(items) < 2:
+        return False
+    said = Analysis(MARKER_RE.sub(" ", answer)).term_set
+    named = sum(len(terms & said) * 2 > len(terms) for terms in (Analysis(item).term_set for item in items))
+    return named * 2 < len(items)
+
+
 def _echoes(answer: str, highlight: str) -> bool:
     return repeats(MARKER_RE.sub(" ", answer), highlight)
 
@@ -330,6 +380,8 @@ def _replaced_note(model: str, reason: str, verdict: validation_pb2.ValidateResp
     """Why the answer of `model` was replaced, for the notes of the verdict delivered instead."""
     if verdict is None:
         return f"the answer of {model} was replaced ({reason}): it was empty"
+    if reason == "incomplete":
+        return f"the answer of {model} was replaced ({reason}): {INCOMPLETE_NOTE}"
     judged = [note for note in verdict.notes if note in (WRONG_REFUSAL_NOTE, OFF_TOPIC_NOTE, ECHO_NOTE)]
     if verdict.is_grounded and not stands(verdict):
         judged.append(NOT_AN_ANSWER_REASON)

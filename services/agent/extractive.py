@@ -66,6 +66,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from itertools import pairwise
 
 import numpy as np
 
@@ -949,6 +950,22 @@ def compose_answer(picks: Sequence[Pick]) -> str:
             label = pick.label
         text += f"{pick.sentence} [{pick.number}] "
     return text.rstrip()
+
+
+_LABEL_LINE_RE = re.compile(r"^.+ \[\d+\]:$")
+_ITEM_MARKER_RE = re.compile(r"\s*\[\d+\]\s*")
+
+
+def listed_items(answer: str) -> list[str]:
+    """The items of the longest list in an answer compose_answer wrote (the sentences on the
+    line under a label ending "[n]:"), without their markers; none when it quotes no list."""
+    lines = answer.split("\n")
+    lists = [
+        [item.strip() for item in _ITEM_MARKER_RE.split(line) if item.strip()]
+        for label, line in pairwise(lines)
+        if _LABEL_LINE_RE.match(label)
+    ]
+    return max(lists, key=len, default=[])
 
 
 def _lists_together(picks: Sequence[Pick]) -> list[Pick]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from glossator.v1 import validation_pb2
 from services.agent.answer_check import (
     ECHO_NOTE,
+    INCOMPLETE_NOTE,
     OFF_TOPIC_NOTE,
     WRONG_REFUSAL_NOTE,
     AnswerChecker,
@@ -205,6 +206,25 @@ async def test_markers_that_would_unground_a_standing_answer_are_not_added():
     assert (checked.answer, checked.validated.status, checked.model) == (answer, "validated", "m")
 
 
+def _judged_by(answer: str, judged: str) -> AnswerFinished:
+    """The model's answer over one source, with `judged` as the extractive answerer's."""
+
+    async def fallback() -> str:
+        return judged
+
+    return AnswerFinished(
+        answer=answer,
+        cited=[],
+        sources=[Source(index=1, chunk_id="c1", relevance_score=1.0)],
+        steps=[],
+        model="m",
+        generation_ms=0.0,
+        retrieval_ms=0.0,
+        not_covered=False,
+        fallback=fallback,
+    )
+
+
 async def test_a_highlight_given_back_to_a_reader_asking_for_other_words_is_replaced_by_an_answer_saying_more():
     highlight = "Use simulation for training and then adapt to real-world conditions."
     echo = f"{highlight} [1]"
@@ -215,20 +235,7 @@ async def test_a_highlight_given_back_to_a_reader_asking_for_other_words_is_repl
     grounded = validation_pb2.ValidateResponse(is_grounded=True, answers_question=True, grounding_score=1.0)
 
     def finished(judged: str) -> AnswerFinished:
-        async def fallback() -> str:
-            return judged
-
-        return AnswerFinished(
-            answer=echo,
-            cited=[],
-            sources=[Source(index=1, chunk_id="c1", relevance_score=1.0)],
-            steps=[],
-            model="m",
-            generation_ms=0.0,
-            retrieval_ms=0.0,
-            not_covered=False,
-            fallback=fallback,
-        )
+        return _judged_by(echo, judged)
 
     service = _Verdicts({echo: grounded, more: grounded})
     question = f"Explain this in simpler words. {highlight}"
@@ -240,3 +247,41 @@ async def test_a_highlight_given_back_to_a_reader_asking_for_other_words_is_repl
     assert (await checker.check(question, finished(echo))).validated.status == "validated"
     plain = AnswerChecker(service, "enforce", lambda: 5.0)
     assert (await plain.check(question, finished(more))).validated.status == "validated"
+
+
+async def test_a_list_question_answered_by_a_lists_lead_in_alone_is_replaced_by_the_list():
+    """The 0.5B model answered "Which Dapr building blocks does the chapter cover?" with the first
+    line of the chapter's outline; the extractive answer lists the building blocks."""
+    lead_in = "Dapr Architecture covers sidecars, building blocks and the component model. [1]"
+    listed = (
+        "Chapter Structure [1]:\nPub/Sub Building Block: publishing through Dapr. [1] State Management: "
+        "storing conversation state. [1] Service Invocation: calling other services. [1]"
+    )
+    named = (
+        "Dapr covers pub/sub publishing, state management for conversation state and service invocation. [1]"
+    )
+    grounded = validation_pb2.ValidateResponse(is_grounded=True, answers_question=True, grounding_score=1.0)
+
+    def finished(answer: str) -> AnswerFinished:
+        return _judged_by(answer, listed)
+
+    service = _Verdicts({lead_in: grounded, listed: grounded, named: grounded})
+    checker = AnswerChecker(service, "enforce", lambda: 5.0)
+    replaced = await checker.check("Which Dapr building blocks does the chapter cover?", finished(lead_in))
+    assert (replaced.answer, replaced.validated.status) == (listed, "replaced")
+    assert any(f"was replaced (incomplete): {INCOMPLETE_NOTE}" in n for n in replaced.validated.verdict.notes)
+    # an answer naming the items stands, and so does any answer to a question asking for one thing
+    assert (
+        await checker.check("Which Dapr building blocks does the chapter cover?", finished(named))
+    ).answer == named
+    assert (
+        await checker.check("What does the Dapr chapter start with?", finished(lead_in))
+    ).answer == lead_in
+    # a list that is not grounded itself replaces nothing; annotate delivers what the model wrote
+    unsupported = validation_pb2.ValidateResponse(is_grounded=False, answers_question=True)
+    ungrounded = AnswerChecker(_Verdicts({lead_in: grounded, listed: unsupported}), "enforce", lambda: 5.0)
+    kept = await ungrounded.check("Which Dapr building blocks does the chapter cover?", finished(lead_in))
+    assert (kept.answer, kept.validated.status) == (lead_in, "validated")
+    annotating = AnswerChecker(service, "annotate", lambda: 5.0)
+    kept = await annotating.check("Which Dapr building blocks does the chapter cover?", finished(lead_in))
+    assert (kept.answer, kept.validated.status) == (lead_in, "validated")
