@@ -125,6 +125,8 @@ def test_a_question_answered_by_a_quantity_alone(query: str, quantity: bool):
         ("How long does a full build take?", "duration", "It takes 30 seconds.", "It uses 4 cores."),
         ("How much RAM does the setup need?", "size", "At least 16GB of RAM.", "Ubuntu 22.04 is required."),
         ("How much smaller can a multi-stage build make it?", "relative", "It cuts 70-85%.", "Has 5+ steps."),
+        ("How long did the Theses take to spread?", "duration", "It took two months.", "Europe, 1517."),
+        ("How many times did the team score?", "", "", ""),  # a count, not a multiplier
         ("How many joints does Atlas have?", "", "", ""),  # any number answers a count
     ],
 )

@@ -25,7 +25,7 @@ from enum import StrEnum
 from functools import lru_cache
 
 from services.common.text.lists import word_list
-from services.common.text.words import Analysis, stem
+from services.common.text.words import NUMBER_WORDS, Analysis, stem
 
 
 class QueryType(StrEnum):
@@ -66,7 +66,10 @@ _CONCEPTUAL_CUE_RE = re.compile(
 # "Which port ...?" want the figure.
 _MEASURE = (
     r"(?:what|which) (?:time ?windows?|time ?frames?|rates?|frequenc(?:y|ies)|latenc(?:y|ies)|ports?"
-    r"|resolutions?|temperatures?|voltages?)"
+    r"|resolutions?|temperatures?|voltages?"
+    # a measure named with what it measures: "What noise standard deviation ...?", "What timeout ...?"
+    r"|(?:[\w-]+ )?(?:standard deviations?|variances?|timeouts?|intervals?|durations?|distances?"
+    r"|speeds?|heights?|widths?))"
 )
 _NUMBER_Q_RE = re.compile(
     rf"\b(?:{_HOW_MUCH}|what (?:percentage|percent|number|amount)|{_MEASURE}|"
@@ -114,14 +117,18 @@ _MEASURE_CUES = (
     (
         "relative",
         re.compile(
-            r"\bhow much (?:faster|slower|smaller|larger|bigger|cheaper|lighter|heavier"
-            r"|less|more|lower|higher)\b|\bhow many times\b",
+            r"\bhow (?:much|many times) (?:faster|slower|smaller|larger|bigger|cheaper|lighter|heavier"
+            r"|less|more|lower|higher)\b",
             re.IGNORECASE,
         ),
     ),
 )
+# A duration: a count of units ("30 seconds", "two months", "2 million years"), or when it ran
+# until or since ("until 1796", "since the Lower Paleolithic period").
+_COUNT = rf"(?:\d|\b(?:{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))}|a few|several))"
 _DURATION = (
-    r"\d\s*(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?)\b"
+    rf"{_COUNT}[\s-]*(?:(?:hundred|thousand|million|billion)\s+)?(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?"
+    r"|months?|years?|decades?|centuries)\b|\b(?:since|until|till)\b"
 )
 _SIZE = r"\d\s*(?:[KMGTP]i?B|bytes?|[kmgt]b|kilobytes?|megabytes?|gigabytes?|terabytes?)\b"
 FIGURES = {
