@@ -297,7 +297,7 @@ async def test_a_marker_citing_a_source_that_does_not_support_its_sentence_is_re
     """A small model writes "[n]" before its sentence, naming a source that does not support it:
     the answer is delivered with the marker on a source that does, grounded, not replaced."""
     sentence = "The validation service checks, claim by claim, that an answer is grounded."
-    query = "What are Glossator's services and what does each do?"
+    query = "What does Glossator's validation service do?"
     events = await _ask_scripted(book, tmp_path / "plain", sentence, query)
     supporting = {
         i + 1 for c in events[-1].completed.response.validation.claims for i in c.supporting_chunk_indexes
@@ -310,6 +310,21 @@ async def test_a_marker_citing_a_source_that_does_not_support_its_sentence_is_re
     assert response.grounding.is_grounded and response.model != "offline-extractive"
     assert response.answer == f"{sentence} [{min(supporting)}]"
     assert any("re-pointed" in note for note in response.validation.notes)
+
+
+async def test_a_list_question_answered_with_one_item_is_replaced_by_the_list(book, tmp_path):
+    """ "What are Glossator's services?" asks for all three; one service's sentence, however well
+    grounded, is incomplete: the extractive answer lists them, and is delivered instead."""
+    sentence = "The validation service checks, claim by claim, that an answer is grounded."
+    counted = _replaced("incomplete")
+    events = await _ask_scripted(
+        book, tmp_path, sentence, "What are Glossator's services and what does each do?"
+    )
+    response = events[-1].completed.response
+    assert response.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED
+    assert any("was replaced (incomplete)" in note for note in response.validation.notes)
+    assert _replaced("incomplete") - counted == 1
+    assert "retrieval service" in response.answer and "agent service" in response.answer
 
 
 async def test_a_refusal_is_not_grounded_when_the_passages_answer(book, tmp_path):
