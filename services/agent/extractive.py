@@ -140,9 +140,9 @@ _REASON_RE = re.compile(
     r"|results? in|leads? to|arises? from|caused by|the need to)\b",
     re.IGNORECASE,
 )
-# A list of reasons: its items give them without "because" ("Why it fails:", "Benefits:").
 # Content words of a reasons label that names no subject ("Why it fails", "Key benefits").
 _BARE_LABEL_WORDS = 2
+# A list of reasons: its items give them without "because" ("Why it fails:", "Benefits:").
 _REASONS_LABEL_RE = re.compile(r"\b(?:why|reasons?|benefits?|advantages?|because)\b", re.IGNORECASE)
 # Sentences about the text rather than its subject, and a reader's prompts to an assistant ("Show
 # me code using both asyncio.gather() and asyncio.create_task()", "AI Prompt Used: ...", "Ask your

@@ -126,6 +126,7 @@ def test_a_question_answered_by_a_quantity_alone(query: str, quantity: bool):
         ("How much RAM does the setup need?", "size", "At least 16GB of RAM.", "Ubuntu 22.04 is required."),
         ("How much smaller can a multi-stage build make it?", "relative", "It cuts 70-85%.", "Has 5+ steps."),
         ("How long did the Theses take to spread?", "duration", "It took two months.", "Europe, 1517."),
+        ("How much faster is uv than pip?", "relative", "It is 10-100x faster.", "Fast since it is in Rust."),
         ("How many times did the team score?", "", "", ""),  # a count, not a multiplier
         ("How many joints does Atlas have?", "", "", ""),  # any number answers a count
     ],

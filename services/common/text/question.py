@@ -123,17 +123,18 @@ _MEASURE_CUES = (
         ),
     ),
 )
-# A duration: a count of units ("30 seconds", "two months", "2 million years"), or when it ran
-# until or since ("until 1796", "since the Lower Paleolithic period").
+# A duration: a count of units ("30 seconds", "two months", "2 million years"); "how long" is also
+# answered by when it ran until or since ("until 1796", "since the Lower Paleolithic period").
 _COUNT = rf"(?:\d|\b(?:{'|'.join(sorted(NUMBER_WORDS, key=len, reverse=True))}|a few|several))"
 _DURATION = (
-    rf"{_COUNT}[\s-]*(?:(?:hundred|thousand|million|billion)\s+)?(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?"
-    r"|months?|years?|decades?|centuries)\b|\b(?:since|until|till)\b"
+    rf"{_COUNT}[\s-]*(?:(?:hundred|thousand|million|billion)\s+)?"
+    r"(?:ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?"
+    r"|decades?|centuries)\b"
 )
 _SIZE = r"\d\s*(?:[KMGTP]i?B|bytes?|[kmgt]b|kilobytes?|megabytes?|gigabytes?|terabytes?)\b"
 FIGURES = {
     "cost": re.compile(r"[$€£¥]\s*\d|\d\s*(?:USD|EUR|GBP|dollars?|euros?|cents?)\b|\bfree\b", re.IGNORECASE),
-    "duration": re.compile(_DURATION, re.IGNORECASE),
+    "duration": re.compile(rf"{_DURATION}|\b(?:since|until|till)\b", re.IGNORECASE),
     "size": re.compile(_SIZE),
     "relative": re.compile(rf"\d\s*(?:%|percent\b|x\b|×|times\b)|{_SIZE}|{_DURATION}", re.IGNORECASE),
 }
