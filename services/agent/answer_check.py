@@ -213,10 +213,16 @@ class AnswerChecker:
         self, query: str, finished: AnswerFinished
     ) -> tuple[str, validation_pb2.ValidateResponse | None]:
         """The extractive answer (or its decline) with its verdict when it is grounded, else the
-        withheld-answer statement with none (it states nothing about the book to check)."""
+        withheld-answer statement with none (it states nothing about the book to check). Its
+        markers are re-pointed as the offline model's own answer's are: a list's label holding a
+        colon ("Three Requirements for Vertical Success: All Three, or None [6]:") is read as two
+        claims, the second under a marker of the item after it, and the offline answer that stood
+        on its own path was withheld on this one."""
         fallback = await finished.fallback() if finished.fallback is not None else ""
         if fallback:
             verdict = await self._validate(query, fallback, finished)
+            if verdict is not None and only_citations_wrong(verdict):
+                fallback, verdict = await self._cited(query, fallback, verdict, finished)
             if verdict is not None and stands(verdict):
                 return fallback, verdict
         return NOT_SUPPORTED_ANSWER, None

@@ -206,8 +206,8 @@ async def test_markers_that_would_unground_a_standing_answer_are_not_added():
     assert (checked.answer, checked.validated.status, checked.model) == (answer, "validated", "m")
 
 
-def _judged_by(answer: str, judged: str) -> AnswerFinished:
-    """The model's answer over one source, with `judged` as the extractive answerer's."""
+def _judged_by(answer: str, judged: str, sources: int = 1) -> AnswerFinished:
+    """The model's answer over `sources` sources, with `judged` as the extractive answerer's."""
 
     async def fallback() -> str:
         return judged
@@ -215,7 +215,7 @@ def _judged_by(answer: str, judged: str) -> AnswerFinished:
     return AnswerFinished(
         answer=answer,
         cited=[],
-        sources=[Source(index=1, chunk_id="c1", relevance_score=1.0)],
+        sources=[Source(index=n, chunk_id=f"c{n}", relevance_score=1.0) for n in range(1, sources + 1)],
         steps=[],
         model="m",
         generation_ms=0.0,
@@ -285,3 +285,31 @@ async def test_a_list_question_answered_by_a_lists_lead_in_alone_is_replaced_by_
     annotating = AnswerChecker(service, "annotate", lambda: 5.0)
     kept = await annotating.check("Which Dapr building blocks does the chapter cover?", finished(lead_in))
     assert (kept.answer, kept.validated.status) == (lead_in, "validated")
+
+
+async def test_an_extractive_stand_in_whose_marker_names_the_wrong_chunk_is_re_pointed_not_withheld():
+    """The 0.5B model's answer to "What are the three requirements for success in a vertical
+    market?" was all held back; the extractive answer standing in for it stood on the offline path,
+    where its markers are re-pointed, and was withheld on this one: its list's label, holding a
+    colon, was read as two claims, the second under the marker of the item after it."""
+    stand_in = "Vertical success needs all three requirements. [2]"
+    re_pointed = "Vertical success needs all three requirements. [1]"
+    misplaced = validation_pb2.ValidateResponse(
+        is_grounded=False,
+        answers_question=True,
+        grounding_score=1.0,
+        threshold=1.0,
+        citations_found=1,
+        citations_valid=0,
+        claims=[claim(stand_in, "Vertical success needs all three requirements. [2]", best=0, citations=[2])],
+    )
+    grounded = validation_pb2.ValidateResponse(is_grounded=True, answers_question=True, grounding_score=1.0)
+    service = _Verdicts({stand_in: misplaced, re_pointed: grounded})
+    finished = _judged_by("", stand_in, sources=2)
+    checked = await AnswerChecker(service, "enforce", lambda: 5.0).check("What does success need?", finished)
+    assert (checked.answer, checked.validated.status, checked.model) == (
+        re_pointed,
+        "replaced",
+        "offline-extractive",
+    )
+    assert service.asked == [stand_in, re_pointed]
