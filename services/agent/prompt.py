@@ -70,8 +70,10 @@ QUOTING = AnswerPrompt(
     instructions="""\
 You answer questions about a book by quoting it. Copy, word for word, the one or two sentences of
 the numbered passages in the reader's message that answer the question, each followed by its
-passage number in square brackets. Only if no passage is about the question, say that the book
-does not cover it. If the search failed, say that you cannot search the book right now.
+passage number in square brackets; when the question asks for several things (items, steps,
+reasons or options), copy every one the passage lists. Only if no passage is about the question,
+say that the book does not cover it. If the search failed, say that you cannot search the book
+right now.
 """,
     request="Answer with the sentences that answer it, copied word for word:",
 )
