@@ -36,7 +36,7 @@ from glossator.v1 import retrieval_pb2_grpc
 from services.agent.citations import CitationStream, cap_answer, marker_indexes
 from services.agent.config import AgentSettings
 from services.agent.events import AgentEvent, AnswerDelta, AnswerFinished, Citation, ToolCall
-from services.agent.extractive import ExtractiveAnswerer, is_decline
+from services.agent.extractive import ExtractiveAnswerer, is_decline, names_nowhere
 from services.agent.models import RunBoundModel, make_model, model_settings
 from services.agent.models.llm import Endpoint
 from services.agent.prompt import INSTRUCTIONS, build_input
@@ -217,6 +217,7 @@ async def run_answer(
         chunk_texts={p.chunk_id: p.text for p in context.passages.values()},
         search_query=context.search_query,
         fallback=_once(lambda: answerer.extractive_answer(context)),
+        unmentioned=tuple(names_nowhere(context.search_query, list(context.passages.values()), rare=True)),
     )
 
 

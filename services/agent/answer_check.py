@@ -316,7 +316,10 @@ async def _judged_against_the_passages(
     verdict: validation_pb2.ValidateResponse, finished: AnswerFinished, answer: str, highlight: str
 ) -> validation_pb2.ValidateResponse:
     """The verdict, not grounded when the answer misjudges what the passages say: a refusal
-    although they answer the question, or an answer although none of them is about it (quoting
+    although they answer the question (unless the question asks about something no passage
+    mentions, finished.unmentioned: "How do I set up soft body simulation for a deformable object
+    in Gazebo?" over passages on gravity, which the extractive judge answers with them, and a
+    capable model rightly declines), or an answer although none of them is about it (quoting
     an unrelated passage is supported text, but it answers nothing), or the reader's highlight
     given back to a reader who asked for it in other words while the passages say more (4 of the
     0.5B model's 5 answers to such questions on the physical-ai tune split copied it)."""
@@ -324,7 +327,7 @@ async def _judged_against_the_passages(
         return verdict
     judged = await finished.fallback()
     covered = not _declines(judged)
-    if verdict.is_refusal and covered:
+    if verdict.is_refusal and covered and not finished.unmentioned:
         return _flagged(verdict, WRONG_REFUSAL_NOTE)
     if not verdict.is_refusal and not covered:
         return _flagged(verdict, OFF_TOPIC_NOTE)

@@ -97,6 +97,9 @@ class AnswerFinished:
     search_query: str = ""
     # The extractive answer from the same passages (offline-extractive), computed when asked for.
     fallback: Callable[[], Awaitable[str]] | None = None
+    # What the question asks about that no retrieved passage mentions (a name, or a word the
+    # embedding model's vocabulary lacks): a model that declines to answer it is believed.
+    unmentioned: tuple[str, ...] = ()
 
 
 AgentEvent = ToolCall | ToolError | RetrievalResults | AnswerDelta | Citation | AnswerFinished

@@ -342,6 +342,17 @@ async def test_a_refusal_is_not_grounded_when_the_passages_answer(book, tmp_path
     assert response.grounding.is_grounded and response.sources and not response.not_covered
 
 
+async def test_a_refusal_of_a_question_about_what_no_passage_mentions_stands(book, tmp_path):
+    """The passages on grounding answer the question but for its "entailment classifier", which
+    the book never mentions: a model saying so is right, though the extractive judge answers."""
+    refusal = "The book does not cover this question."
+    question = "How does Glossator check that an answer is grounded with an entailment classifier?"
+    events = await _ask_scripted(book, tmp_path, refusal, question)
+    response = events[-1].completed.response
+    assert response.grounding.status == agent_pb2.VALIDATION_STATUS_VALIDATED
+    assert response.answer == refusal and response.not_covered
+
+
 # Grounded in the retrieved intro page, and about something else than QUESTION asks.
 OFF_FOCUS = (
     "It serves hybrid search: dense vectors and sparse lexical vectors fused with reciprocal rank fusion."

@@ -588,6 +588,20 @@ def test_a_question_naming_what_no_passage_mentions_is_declined():
     assert answer("What do IMU and GPS readings measure?", [SENSORS], {}) != ""
 
 
+def test_rare_words_count_as_names_only_when_asked_for():
+    """A word the embedding vocabulary lacks ("deformable") is asked about like a name; common
+    words ("rely", "object") are not; a rare word a passage holds with affixes ("unrealistically":
+    "realistic") is mentioned."""
+    gravity = "Define the gravity vector in your world file. Gazebo handles collisions between objects."
+    passages = [Passage(1, "Gravity", url="https://example.org/1", text=gravity)]
+    question = "How do I set up a deformable object in Gazebo?"
+    assert names_nowhere(question, passages) == []
+    assert names_nowhere(question, passages, rare=True) == ["deformable"]
+    assert names_nowhere("Can I rely on Gazebo for objects?", passages, rare=True) == []
+    noise = [Passage(1, "Noise", url="https://example.org/1", text="Add realistic noise models to sensors.")]
+    assert names_nowhere("Why does the data look unrealistically clean?", noise, rare=True) == []
+
+
 def test_a_product_name_is_not_mentioned_by_a_word_that_merely_starts_like_it():
     passages = [
         Passage(1, "Manipulation", url="https://example.org/1", text="Arm movement needs careful planning.")
