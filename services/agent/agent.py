@@ -217,7 +217,7 @@ async def run_answer(
         chunk_texts={p.chunk_id: p.text for p in context.passages.values()},
         search_query=context.search_query,
         fallback=_once(lambda: answerer.extractive_answer(context)),
-        unmentioned=tuple(names_nowhere(context.search_query, list(context.passages.values()), rare=True)),
+        unmentioned=lambda: names_nowhere(context.search_query, list(context.passages.values()), rare=True),
     )
 
 

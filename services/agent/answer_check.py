@@ -327,7 +327,7 @@ async def _judged_against_the_passages(
         return verdict
     judged = await finished.fallback()
     covered = not _declines(judged)
-    if verdict.is_refusal and covered and not finished.unmentioned:
+    if verdict.is_refusal and covered and not finished.unmentioned():
         return _flagged(verdict, WRONG_REFUSAL_NOTE)
     if not verdict.is_refusal and not covered:
         return _flagged(verdict, OFF_TOPIC_NOTE)

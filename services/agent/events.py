@@ -6,7 +6,7 @@ They mirror the glossator.v1 AskStreamResponse events one for one, so the servic
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from glossator.v1 import common_pb2
@@ -98,8 +98,9 @@ class AnswerFinished:
     # The extractive answer from the same passages (offline-extractive), computed when asked for.
     fallback: Callable[[], Awaitable[str]] | None = None
     # What the question asks about that no retrieved passage mentions (a name, or a word the
-    # embedding model's vocabulary lacks): a model that declines to answer it is believed.
-    unmentioned: tuple[str, ...] = ()
+    # embedding model's vocabulary lacks), found when asked for: a model that declines to answer
+    # it is believed.
+    unmentioned: Callable[[], Sequence[str]] = field(default=lambda: ())
 
 
 AgentEvent = ToolCall | ToolError | RetrievalResults | AnswerDelta | Citation | AnswerFinished
