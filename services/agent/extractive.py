@@ -71,7 +71,7 @@ from itertools import pairwise
 import numpy as np
 
 from services.agent.passages import Passage
-from services.common.embedding import Embed, EmbeddingCache, export_tokenizer
+from services.common.embedding import Embed, EmbeddingCache, count_tokens
 from services.common.text.display import display_text
 from services.common.text.prose import (
     HEADING_NUMBER_RE,
@@ -882,12 +882,8 @@ def rare_words(question: str) -> dict[str, str]:
     return {
         word: word
         for word in TOKEN_RE.findall(question)
-        if word.isalpha() and word.islower() and stem(word) in focus and _cut_into_pieces(word)
+        if word.isalpha() and word.islower() and stem(word) in focus and count_tokens(word) > 1
     }
-
-
-def _cut_into_pieces(word: str) -> bool:
-    return len(export_tokenizer().encode(word, add_special_tokens=False).ids) > 1
 
 
 def _holds_word_of(word: str, passage: Analysis) -> bool:
