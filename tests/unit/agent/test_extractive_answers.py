@@ -1248,3 +1248,41 @@ def test_the_items_of_one_list_stand_together_under_one_label():
         "Simulation sensors must behave similarly to real sensors. [1]\n"
         "Sensor fusion combines data from multiple sensors. [4]"
     )
+
+
+LOOSE = "Planning must account for physical constraints including energy and actuator limitations."
+
+
+def test_a_sentence_only_loosely_like_the_question_does_not_answer_it():
+    """Sharing none of the question's words, a sentence must be close to it in meaning: at 0.4
+    it is about the neighbourhood of the question, not an answer (unanswerable questions of the
+    books' tune splits were answered so, SQuAD questions of other articles too)."""
+    question = "Why is inverse kinematics for a humanoid leg hard to solve?"
+    assert answer(question, [LOOSE], {LOOSE: 0.4}) == ""
+    assert answer(question, [LOOSE], {LOOSE: 0.6}) == f"{LOOSE} [1]"
+
+
+def test_a_list_question_titling_a_counted_heading_is_answered_by_its_sections():
+    """The sentences under "Step 1: Ask" and "Step 2: Explain" say little like "What are the steps
+    of the safety pattern?", but the heading counting them is titled by it: its sections answer."""
+    pattern = "Dialogue > The 2-Step Safety Pattern"
+    passages = [
+        Passage(
+            n,
+            f"{pattern} > {title}",
+            f"### {title}\n\n{text}",
+            url="https://example.org/safety",
+            sentence_scores={span: 0.1 for span, _ in answer_sentences(f"### {title}\n\n{text}")},
+        )
+        for n, (title, text) in enumerate(
+            [
+                ("Step 1: Ask", "The agent checks what you want first."),
+                ("Step 2: Explain", "It tells you its plan."),
+            ],
+            start=1,
+        )
+    ]
+    picks = choose_sentences(
+        "What are the steps of the safety pattern?", passages, refuse, Weights(max_labelled=0)
+    )
+    assert [pick.sentence for pick in picks][-2:] == ["Step 1: Ask.", "Step 2: Explain."]
