@@ -13,8 +13,11 @@ is supported and it answers the question: the agent re-points a marker that name
 passage, so a misplaced citation alone does not count against it.
 
 Prints, per file and set, the share of right answers passed (a right answer refused is replaced
-under `enforce`) and of wrong ones passed (shown as grounded); --rows prints each misjudged
-answer with the reasons of its refused claims.
+under `enforce`) and of wrong ones passed (shown as grounded); then, of the refused ones, how many
+the agent delivers in part (services.agent.answer_check.supported_part: the answer without its
+unsupported sentences, validated again, passes). --rows prints each misjudged answer with the
+reasons of its refused claims, and each wrong answer delivered in part, to read whether its wrong
+claim went with the sentences left out.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pathlib import Path
 from bench.answer_context import first_search
 from bench.harness import ROOT
 from glossator.v1 import retrieval_pb2, retrieval_pb2_grpc, validation_pb2, validation_pb2_grpc
-from services.agent.answer_check import context_chunk
+from services.agent.answer_check import context_chunk, supported_part
 from services.agent.search_query import search_query
 from services.commands.connect import suite_channels
 from services.commands.ingest import ingest_folder
@@ -65,19 +68,28 @@ async def judge_file(channels: dict, path: Path, only_set: int | None, rows: boo
                 )
                 verdict = await validation.Validate(request)
                 passed = passes(verdict)
-                counts = tally.setdefault((probe["set"], kind), [0, 0])
+                part = "" if passed else supported_part(answer, verdict)
+                if part:
+                    request = validation_pb2.ValidateRequest(
+                        query=probe["question"], response=part, context=context
+                    )
+                    part = part if passes(await validation.Validate(request)) else ""
+                counts = tally.setdefault((probe["set"], kind), [0, 0, 0])
                 counts[0] += passed
-                counts[1] += 1
+                counts[1] += bool(part)
+                counts[2] += 1
                 if rows and passed != (kind == "right"):
                     print(f"{probe['id']} {kind} {'passed' if passed else 'refused'}: {answer}")
                     for claim in verdict.claims:
                         if not claim.supported:
                             print(f"    {claim.text[:100]!r}: {claim.reason}")
+                if rows and part and kind == "wrong":
+                    print(f"{probe['id']} wrong delivered in part: {part}")
     for number in sorted({s for s, _ in tally}):
-        right, wrong = tally.get((number, "right"), [0, 0]), tally.get((number, "wrong"), [0, 0])
+        right, wrong = tally.get((number, "right"), [0, 0, 0]), tally.get((number, "wrong"), [0, 0, 0])
         print(
-            f"{path.name} set {number}: right answers passed {right[0]}/{right[1]}, "
-            f"wrong answers passed {wrong[0]}/{wrong[1]}"
+            f"{path.name} set {number}: right answers passed {right[0]}/{right[2]} (+{right[1]} in part), "
+            f"wrong answers passed {wrong[0]}/{wrong[2]} (+{wrong[1]} in part)"
         )
 
 

@@ -16,16 +16,20 @@ reader must never get any of that as a checked answer. In order:
    ValidateResponse.answers_question) counts as not grounded below; under `enforce`, a grounded
    answer to a question asking for several things that names fewer than half the items of the
    list the judge answers with (incomplete) is replaced by that list when the list is grounded;
-4. an answer not grounded is, under `enforce`, replaced by the extractive answer (labelled
+4. an answer not grounded because some of its sentences are unsupported is, under `enforce`,
+   replaced by the rest of it (trimmed: the model's own words, still its model's answer) when
+   that part keeps the first sentence and stands through steps 1-3 on its own;
+5. any other answer not grounded is, under `enforce`, replaced by the extractive answer (labelled
    offline-extractive, or its decline when the passages do not answer) when that one is
    grounded, else by a statement that the book does not support an answer (delivered with the
    verdict of the answer it replaces); under `annotate` it is delivered with its verdict, flagged
    not grounded.
 So an answer is validated once, twice (once more when markers were added or re-pointed, or for
-its stand-in), or three times (re-pointed markers that did not ground it, then its stand-in).
+its stand-in), or up to five times (re-pointed markers that did not ground it, its supported part
+with its markers, then its stand-in).
 An empty answer (the model wrote only withheld text) is replaced the same way under any policy.
 A replacement is never silent: its reason (empty, not_grounded, off_topic, wrong_refusal, echo,
-incomplete, not_an_answer) leads the note it is delivered with, the log line `answer_replaced` and the counter
+incomplete, not_an_answer, trimmed) leads the note it is delivered with, the log line `answer_replaced` and the counter
 glossator_answers_replaced_total{reason}. A model that is slow or cut off is not a reason: that
 run fails with its status (DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE) before this check.
 Under `enforce` an answer that cannot be validated at all (the validation service is down or too
@@ -52,6 +56,7 @@ from services.common.logging import get_logger
 from services.common.metrics import ANSWERS_REPLACED, observe_stage
 from services.common.text.question import understand
 from services.common.text.repeats import repeats
+from services.common.text.units import sentence_spans
 from services.common.text.words import Analysis
 
 log = get_logger("glossator.answer_check")
@@ -160,8 +165,21 @@ class AnswerChecker:
             if stands(verdict) or self._policy == "annotate":
                 validated = Validated(status="validated", verdict=verdict, validation_ms=_ms(started))
                 return self._checked(finished, answer, validated, finished.model, streamed_citations)
-        replacement, replaced_verdict = await self._replacement(query, finished)
         reason = replacement_reason(verdict)
+        if reason == "not_grounded" and self._policy == "enforce":
+            part, part_verdict = await self._supported_part(query, answer, verdict, finished)
+            if part_verdict is not None:
+                return self._replaced(
+                    finished,
+                    part,
+                    part_verdict,
+                    "trimmed",
+                    verdict,
+                    started,
+                    streamed_citations,
+                    finished.model,
+                )
+        replacement, replaced_verdict = await self._replacement(query, finished)
         return self._replaced(
             finished, replacement, replaced_verdict, reason, verdict, started, streamed_citations
         )
@@ -175,8 +193,10 @@ class AnswerChecker:
         verdict: validation_pb2.ValidateResponse | None,
         started: float,
         streamed_citations: set[int],
+        model: str = OFFLINE_MODEL_NAME,
     ) -> Checked:
-        """The replacement delivered, its reason in its notes, the log and the counter."""
+        """The replacement delivered (written by `model`), its reason in its notes, the log and the
+        counter."""
         note = _replaced_note(finished.model, reason, verdict)
         ANSWERS_REPLACED.labels(reason=reason).inc()
         log.info(
@@ -186,7 +206,32 @@ class AnswerChecker:
         if delivered is not None:
             delivered.notes.append(note)
         validated = Validated(status="replaced", verdict=delivered, validation_ms=_ms(started))
-        return self._checked(finished, replacement, validated, OFFLINE_MODEL_NAME, streamed_citations)
+        return self._checked(finished, replacement, validated, model, streamed_citations)
+
+    async def _supported_part(
+        self,
+        query: str,
+        answer: str,
+        verdict: validation_pb2.ValidateResponse | None,
+        finished: AnswerFinished,
+    ) -> tuple[str, validation_pb2.ValidateResponse | None]:
+        """The answer without its unsupported sentences (supported_part), with its verdict when
+        that part stands on its own as an answer would (validated, judged against the passages,
+        its markers re-pointed, not too few of a list's items); else no verdict. A capable model
+        paraphrases, and one sentence the checker cannot match (a reworded clause, or a fact the
+        book lacks) used to cost the whole answer, the right sentences with it."""
+        part = supported_part(answer, verdict) if verdict is not None else ""
+        if not part:
+            return "", None
+        part_verdict = await self._validate(query, part, finished)
+        if part_verdict is None:
+            return "", None
+        part_verdict = await _judged_against_the_passages(part_verdict, finished, part, self._highlight)
+        if stands(part_verdict) or only_citations_wrong(part_verdict):
+            part, part_verdict = await self._cited(query, part, part_verdict, finished)
+        if not stands(part_verdict) or await _incomplete(query, part, finished):
+            return "", None
+        return part, part_verdict
 
     async def _cited(
         self, query: str, answer: str, verdict: validation_pb2.ValidateResponse, finished: AnswerFinished
@@ -291,6 +336,33 @@ def cite_supported(answer: str, verdict: validation_pb2.ValidateResponse) -> str
     for start, end, text in sorted(edits, reverse=True):
         answer = answer[:start] + text + answer[end:]
     return answer
+
+
+def supported_part(answer: str, verdict: validation_pb2.ValidateResponse) -> str:
+    """The answer without the sentences (or list lines) holding an unsupported claim; "" when
+    nothing is left out, or when its first sentence is: the first sentence is the model's answer,
+    and what follows leans on it ("It also provides built-in models for testing" says nothing
+    once "Gazebo is used because it is faster than Unity" is gone)."""
+    unsupported = [(claim.start, claim.end) for claim in verdict.claims if not claim.supported]
+    spans = sentence_spans(answer)
+    dropped = [(s, e) for s, e in spans if any(s < end and start < e for start, end in unsupported)]
+    if not dropped or dropped[0] == spans[0] or len(dropped) == len(spans):
+        return ""
+    for start, end in reversed(dropped):
+        line_start = answer.rfind("\n", 0, start) + 1
+        line_end = answer.find("\n", end)
+        line_end = len(answer) if line_end < 0 else line_end
+        if not (answer[line_start:start].strip(_BULLET_CHARS) + answer[end:line_end].strip()):
+            answer = answer[:line_start] + answer[line_end + 1 :]  # the sentence was its line
+        elif answer[end:line_end].strip():
+            answer = answer[:start] + answer[end:].lstrip(" \t")
+        else:
+            answer = answer[:start].rstrip(" \t") + answer[end:]
+    return answer.strip()
+
+
+# What may open a list line before its sentence: bullets and item numbers.
+_BULLET_CHARS = " \t-*+•0123456789.)"
 
 
 def _unmarked(answer: str, start: int, end: int) -> tuple[int, int, str]:

@@ -49,8 +49,9 @@ LLM_CALLS_IN_FLIGHT = Gauge(
 )
 ANSWERS_REPLACED = Counter(
     "glossator_answers_replaced_total",
-    "Model answers the agent replaced by the extractive answer or a refusal, by reason (empty, "
-    "not_grounded, off_topic, wrong_refusal, echo, not_an_answer, incomplete).",
+    "Model answers the agent replaced by the extractive answer or a refusal, or by their own "
+    "supported sentences (trimmed), by reason (empty, not_grounded, off_topic, wrong_refusal, echo, "
+    "not_an_answer, incomplete, trimmed).",
     ["reason"],
 )
 # By collection: a server holds at most max_collections of them.

@@ -267,6 +267,25 @@ async def test_enforce_policy_replaces_an_unsupported_answer_with_the_extractive
     assert _replaced("not_grounded") - counted == 1
 
 
+async def test_enforce_policy_delivers_the_supported_sentences_of_an_answer_without_the_rest(book, tmp_path):
+    """A sentence the book does not support costs the model only that sentence: the answer
+    without it is validated again, and delivered as the model's own, saying what was left out."""
+    counted = _replaced("trimmed")
+    supported = (
+        "The validation service checks, claim by claim, that an answer is grounded in the text that "
+        "was retrieved for it [1]."
+    )
+    events = await _ask_scripted(
+        book, tmp_path, f"{supported} It was first released in 1846 by Queen Victoria [1].", QUESTION
+    )
+    response = events[-1].completed.response
+    assert response.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED
+    assert "claim by claim" in response.answer and "1846" not in response.answer
+    assert response.model != "offline-extractive" and response.validation.is_grounded
+    assert any("was replaced (trimmed): " in note and "1846" in note for note in response.validation.notes)
+    assert _replaced("trimmed") - counted == 1
+
+
 async def test_annotate_policy_flags_an_unsupported_answer(book, tmp_path):
     events = await _ask_scripted(
         book,

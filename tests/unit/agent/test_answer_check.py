@@ -14,6 +14,7 @@ from services.agent.answer_check import (
     Validated,
     cite_supported,
     replacement_reason,
+    supported_part,
 )
 from services.agent.conversation import confidence
 from services.agent.events import AnswerFinished
@@ -313,3 +314,78 @@ async def test_an_extractive_stand_in_whose_marker_names_the_wrong_chunk_is_re_p
         "offline-extractive",
     )
     assert service.asked == [stand_in, re_pointed]
+
+
+def test_the_supported_part_of_an_answer_leaves_out_its_unsupported_sentences_and_list_lines():
+    answer = "ROS 2 uses DDS [1]. It relies on a master node [1]. Nodes talk over topics [2].\n- Topics [2]\n- Pigs [3]"
+    verdict = validation_pb2.ValidateResponse(
+        claims=[
+            claim(answer, "ROS 2 uses DDS [1]."),
+            claim(answer, "It relies on a master node [1].", supported=False, best=-1),
+            claim(answer, "Nodes talk over topics [2].", best=1),
+            claim(answer, "Topics [2]", best=1),
+            claim(answer, "Pigs [3]", supported=False, best=-1),
+        ]
+    )
+    assert supported_part(answer, verdict) == "ROS 2 uses DDS [1]. Nodes talk over topics [2].\n- Topics [2]"
+
+
+def test_an_answer_whose_first_sentence_or_no_sentence_is_unsupported_has_no_supported_part():
+    """The first sentence is the answer: what follows leans on it ("It also provides ...")."""
+    answer = "Gazebo is faster than Unity [1]. It also provides models for testing [2]."
+    first_wrong = validation_pb2.ValidateResponse(
+        claims=[
+            claim(answer, "Gazebo is faster than Unity [1].", supported=False, best=-1),
+            claim(answer, "It also provides models for testing [2].", best=1),
+        ]
+    )
+    all_right = validation_pb2.ValidateResponse(
+        claims=[
+            claim(answer, "Gazebo is faster than Unity [1]."),
+            claim(answer, "It also provides models for testing [2]."),
+        ]
+    )
+    assert supported_part(answer, first_wrong) == ""
+    assert supported_part(answer, all_right) == ""
+
+
+async def test_an_answer_with_an_unsupported_sentence_is_delivered_without_it_when_the_rest_stands():
+    """A capable model paraphrases: one sentence the checker cannot match used to cost the whole
+    answer, replaced by the extractive one; its supported sentences are the model's answer."""
+    answer = "ROS 2 is a framework for robot software [1]. It is built on MQTT [1]."
+    part = "ROS 2 is a framework for robot software [1]."
+    ungrounded = validation_pb2.ValidateResponse(
+        is_grounded=False,
+        answers_question=True,
+        threshold=1.0,
+        grounding_score=0.5,
+        claims=[
+            claim(answer, "ROS 2 is a framework for robot software [1].", citations=[1]),
+            claim(answer, "It is built on MQTT [1].", supported=False, best=-1, citations=[1]),
+        ],
+    )
+    grounded = validation_pb2.ValidateResponse(
+        is_grounded=True,
+        answers_question=True,
+        grounding_score=1.0,
+        claims=[claim(part, part, citations=[1])],
+    )
+    stand_in = "ROS 2 is a set of tools and libraries. [1]"
+    service = _Verdicts({answer: ungrounded, part: grounded, stand_in: grounded})
+    checked = await AnswerChecker(service, "enforce", lambda: 5.0).check(
+        "What is ROS 2?", _judged_by(answer, stand_in)
+    )
+    assert (checked.answer, checked.validated.status, checked.model) == (part, "replaced", "m")
+    assert any("was replaced (trimmed)" in note for note in checked.validated.verdict.notes)
+    # a part the judge finds answers nothing the passages do not answer is no answer: the stand-in
+    decline = "The book does not cover this question: none of the retrieved passages answer it."
+    service.verdicts[decline] = validation_pb2.ValidateResponse(is_grounded=True, is_refusal=True)
+    refused = await AnswerChecker(service, "enforce", lambda: 5.0).check(
+        "What is ROS 2?", _judged_by(answer, decline)
+    )
+    assert (refused.answer, refused.model) == (decline, "offline-extractive")
+    # annotate delivers what the model wrote, flagged
+    kept = await AnswerChecker(service, "annotate", lambda: 5.0).check(
+        "What is ROS 2?", _judged_by(answer, stand_in)
+    )
+    assert (kept.answer, kept.validated.status) == (answer, "validated")
