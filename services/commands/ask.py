@@ -21,7 +21,7 @@ from services.common.contract_limits import DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K
 
 _STATUS = {
     agent_pb2.VALIDATION_STATUS_VALIDATED: "validated",
-    agent_pb2.VALIDATION_STATUS_REPLACED: "replaced (not supported by the book)",
+    agent_pb2.VALIDATION_STATUS_REPLACED: "replaced (not fully supported by the book)",
     agent_pb2.VALIDATION_STATUS_UNAVAILABLE: "validation unavailable",
     agent_pb2.VALIDATION_STATUS_SKIPPED: "validation off",
 }

@@ -31,7 +31,7 @@ export function verdict(notCovered: boolean, grounding: GroundingSummary | undef
         ? ["g-grounded", `Checked against the docs: ${grounding.supportedClaims} of ${grounding.claims} claims supported`]
         : ["g-ungrounded", "Only partly supported by the docs: check the sources"];
     case ValidationStatus.REPLACED:
-      return ["g-replaced", "The first answer was not supported by the docs: this one quotes them"];
+      return ["g-replaced", "The first answer was not fully supported by the docs: this one keeps to what they say"];
     case ValidationStatus.UNAVAILABLE:
       return ["g-unchecked", "Not checked against the docs (the checker was unavailable)"];
     default:
