@@ -38,6 +38,7 @@ slow) is withheld: the call ends UNAVAILABLE (reason ANSWER_VOID: discard what w
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ from services.agent.sessions import Grounding, Source
 from services.common.errors import Reason, Unavailable
 from services.common.logging import get_logger
 from services.common.metrics import ANSWERS_REPLACED, observe_stage
+from services.common.text.prose import REFERS_BACK_RE
 from services.common.text.question import understand
 from services.common.text.repeats import repeats
 from services.common.text.units import sentence_spans
@@ -339,30 +341,55 @@ def cite_supported(answer: str, verdict: validation_pb2.ValidateResponse) -> str
 
 
 def supported_part(answer: str, verdict: validation_pb2.ValidateResponse) -> str:
-    """The answer without the sentences (or list lines) holding an unsupported claim; "" when
-    nothing is left out, or when its first sentence is: the first sentence is the model's answer,
-    and what follows leans on it ("It also provides built-in models for testing" says nothing
-    once "Gazebo is used because it is faster than Unity" is gone)."""
+    """The answer without the sentences (or list lines) holding an unsupported claim, and without
+    a sentence leaning on a sentence left out just before it ("This will cancel the running Job"
+    after the wrong "use the Replace option"); "" when nothing is left out, or when its first
+    sentence is: the first sentence is the model's answer, and what follows leans on it ("It also
+    provides built-in models for testing" says nothing once "Gazebo is used because it is faster
+    than Unity" is gone)."""
     unsupported = [(claim.start, claim.end) for claim in verdict.claims if not claim.supported]
     spans = sentence_spans(answer)
-    dropped = [(s, e) for s, e in spans if any(s < end and start < e for start, end in unsupported)]
+    dropped: list[tuple[int, int]] = []
+    for index, (start, end) in enumerate(spans):
+        unsupported_here = any(start < e and s < end for s, e in unsupported)
+        leans_on_dropped = index > 0 and spans[index - 1] in dropped and _leans_on(answer[start:end])
+        if unsupported_here or leans_on_dropped:
+            dropped.append((start, end))
     if not dropped or dropped[0] == spans[0] or len(dropped) == len(spans):
         return ""
     for start, end in reversed(dropped):
+        # A sentence's span runs on to the marker opening the next line ("... eats.\n\n[2]"): that
+        # marker cites the next line's sentences, and the line break stays.
+        if (line_break := answer.find("\n", start, end)) >= 0:
+            end = line_break
         line_start = answer.rfind("\n", 0, start) + 1
         line_end = answer.find("\n", end)
         line_end = len(answer) if line_end < 0 else line_end
-        if not (answer[line_start:start].strip(_BULLET_CHARS) + answer[end:line_end].strip()):
+        before = MARKER_RE.sub("", answer[line_start:start]).strip(_BULLET_CHARS)
+        if not (before + answer[end:line_end].strip()):
             answer = answer[:line_start] + answer[line_end + 1 :]  # the sentence was its line
         elif answer[end:line_end].strip():
             answer = answer[:start] + answer[end:].lstrip(" \t")
         else:
             answer = answer[:start].rstrip(" \t") + answer[end:]
-    return answer.strip()
+    return _BLANK_LINES_RE.sub("\n\n", answer).strip()
 
 
+def _leans_on(sentence: str) -> bool:
+    """Whether a sentence needs the one before it: it refers back to it ("This will ...") or goes
+    on from it ("Instead, ...", "For example, ...")."""
+    opening = MARKER_RE.sub("", sentence).lstrip(_BULLET_CHARS)
+    return bool(REFERS_BACK_RE.match(opening) or _GOES_ON_RE.match(opening))
+
+
+# A sentence opening that goes on from the sentence before.
+_GOES_ON_RE = re.compile(
+    r"(?:instead|however|also|so|then|otherwise|therefore|thus|but|for example|for instance)\b", re.IGNORECASE
+)
 # What may open a list line before its sentence: bullets and item numbers.
 _BULLET_CHARS = " \t-*+•0123456789.)"
+# A paragraph left out leaves its blank lines to those around it.
+_BLANK_LINES_RE = re.compile(r"\n\s*\n(?:\s*\n)+")
 
 
 def _unmarked(answer: str, start: int, end: int) -> tuple[int, int, str]:

@@ -75,6 +75,7 @@ from services.common.embedding import Embed, EmbeddingCache, count_tokens
 from services.common.text.display import display_text
 from services.common.text.prose import (
     HEADING_NUMBER_RE,
+    REFERS_BACK_RE,
     inner_sections,
     normalise,
     prose_sentences,
@@ -184,8 +185,6 @@ _TRAILING_TAG_RE = re.compile(r"\s*\[[^\[\]]*\]\s*$")
 # Sequential]"): a bracket opened after a space (not "dict[str, int]"), holding words (not a
 # citation "[1]"), and not a link.
 _PLACEHOLDER_RE = re.compile(r"(?:^|(?<=[\s(\"'“]))\[[^\]\d\s][^\]]*\](?!\()")
-# A sentence going on about the one before it: it opens by referring back to it.
-_CONTINUES_RE = re.compile(r"(?:this|these|that|those|it|its|it's|such|they|their)\b", re.IGNORECASE)
 # A troubleshooting entry's statement of its problem ("**Issue**: ...", "Symptoms: ...").
 _PROBLEM_RE = re.compile(r"^(?:the\s+)?(?:issue|problem|symptoms?|error|bug)\s*:", re.IGNORECASE)
 # Sections whose items say what a reader will learn or read next, not what the book teaches: a
@@ -1269,7 +1268,7 @@ def _continuation(
         return []
     candidate, first = candidates[after], candidates[best]
     about = (
-        _CONTINUES_RE.match(candidate.shown)
+        REFERS_BACK_RE.match(candidate.shown)
         or (term and term <= _term_words(candidate.analysis))
         or (
             bool(term)
@@ -1444,7 +1443,7 @@ def _reason_follows(candidates: Sequence[_Candidate], index: int, reasons: Seque
         and reasons[after]
         and not candidates[index].items
         and _same_paragraph(candidates[index], candidates[after])
-        and bool(_CONTINUES_RE.match(candidates[after].shown))
+        and bool(REFERS_BACK_RE.match(candidates[after].shown))
     )
 
 

@@ -41,6 +41,8 @@ from services.common.text.units import LIST_BULLET_RE, PROSE_KINDS, Unit, UnitKi
 from services.common.text.words import TOKEN_RE, Analysis, announced_count
 
 MIN_SENTENCE_WORDS = 3
+# A sentence going on about the one before it: it opens by referring back to it.
+REFERS_BACK_RE = re.compile(r"(?:this|these|that|those|it|its|it's|such|they|their)\b", re.IGNORECASE)
 MIN_LIST_ITEM_WORDS = 5
 _SENTENCE_CLOSE_RE = re.compile(r"[.!]['\"”’)\]]*$")
 # A heading's numbering ("3. ", "Step 4.1: "), which a label quoting it leaves out.

@@ -389,3 +389,46 @@ async def test_an_answer_with_an_unsupported_sentence_is_delivered_without_it_wh
         "What is ROS 2?", _judged_by(answer, stand_in)
     )
     assert (kept.answer, kept.validated.status) == (answer, "validated")
+
+
+def test_the_supported_part_keeps_the_lines_and_markers_of_what_is_left():
+    """A small model opens each paragraph with its marker; a sentence left out at the end of one
+    paragraph takes neither the next paragraph's marker nor its line break, and a line left with
+    its marker alone goes."""
+    answer = (
+        "[1] The cat is big. For example, it eats mice.\n\n[2] The dog is small. It runs fast.\n\n"
+        "[3] Pigs can fly.\n\n[4] The cow is tall."
+    )
+    verdict = validation_pb2.ValidateResponse(
+        claims=[
+            claim(answer, "The cat is big."),
+            claim(answer, "For example, it eats mice.", supported=False, best=-1),
+            claim(answer, "The dog is small."),
+            claim(answer, "It runs fast."),
+            claim(answer, "Pigs can fly.", supported=False, best=-1),
+            claim(answer, "The cow is tall."),
+        ]
+    )
+    assert supported_part(answer, verdict) == (
+        "[1] The cat is big.\n\n[2] The dog is small. It runs fast.\n\n[4] The cow is tall."
+    )
+
+
+def test_a_sentence_leaning_on_a_sentence_left_out_goes_with_it():
+    """The 0.5B model's wrong "use the Replace option" was refused; "This will cancel the running
+    Job" after it says nothing true on its own."""
+    answer = (
+        "Concurrency policies say what a CronJob does while a run is going [1]. Use the Replace "
+        "option to stop new runs [1]. This will cancel the running Job [1]. Forbid skips the new run [1]."
+    )
+    verdict = validation_pb2.ValidateResponse(
+        claims=[
+            claim(answer, "Concurrency policies say what a CronJob does while a run is going [1]."),
+            claim(answer, "Use the Replace option to stop new runs [1].", supported=False, best=-1),
+            claim(answer, "This will cancel the running Job [1]."),
+            claim(answer, "Forbid skips the new run [1]."),
+        ]
+    )
+    assert supported_part(answer, verdict) == (
+        "Concurrency policies say what a CronJob does while a run is going [1]. Forbid skips the new run [1]."
+    )
