@@ -464,12 +464,13 @@ async def test_a_cacheable_question_searches_once_and_is_validated_once(book):
 
 
 async def test_a_replaced_answer_is_validated_twice_not_four_times(book, tmp_path):
-    """A supported sentence without a marker beside an invented one: the answer is not marked and
-    validated again before it is replaced, only its stand-in is validated."""
+    """A supported sentence without a marker after an invented one: the answer is not marked and
+    validated again before it is replaced (nor is its supported part, which lacks its first
+    sentence), only its stand-in is validated."""
     validations = _handled("Validate")
     answer = (
-        "The validation service checks, claim by claim, that an answer is grounded. "
-        "Glossator was first released in 1846 by Queen Victoria."
+        "Glossator was first released in 1846 by Queen Victoria. "
+        "The validation service checks, claim by claim, that an answer is grounded."
     )
     events = await _ask_scripted(book, tmp_path, answer, QUESTION)
     assert events[-1].completed.response.grounding.status == agent_pb2.VALIDATION_STATUS_REPLACED
