@@ -316,37 +316,35 @@ async def test_an_extractive_stand_in_whose_marker_names_the_wrong_chunk_is_re_p
     assert service.asked == [stand_in, re_pointed]
 
 
-def test_the_supported_part_of_an_answer_leaves_out_its_unsupported_sentences_and_list_lines():
-    answer = "ROS 2 uses DDS [1]. It relies on a master node [1]. Nodes talk over topics [2].\n- Topics [2]\n- Pigs [3]"
-    verdict = validation_pb2.ValidateResponse(
+def _judged(answer: str, *sentences: str, refused: tuple[str, ...] = ()) -> validation_pb2.ValidateResponse:
+    """A verdict with a claim for each of the answer's `sentences`, those `refused` unsupported."""
+    return validation_pb2.ValidateResponse(
         claims=[
-            claim(answer, "ROS 2 uses DDS [1]."),
-            claim(answer, "It relies on a master node [1].", supported=False, best=-1),
-            claim(answer, "Nodes talk over topics [2].", best=1),
-            claim(answer, "Topics [2]", best=1),
-            claim(answer, "Pigs [3]", supported=False, best=-1),
+            claim(answer, text, supported=text not in refused, best=-1 if text in refused else 0)
+            for text in sentences
         ]
     )
+
+
+def test_the_supported_part_of_an_answer_leaves_out_its_unsupported_sentences_and_list_lines():
+    answer = "ROS 2 uses DDS [1]. It relies on a master node [1]. Nodes talk over topics [2].\n- Topics [2]\n- Pigs [3]"
+    sentences = (
+        "ROS 2 uses DDS [1].",
+        "It relies on a master node [1].",
+        "Nodes talk over topics [2].",
+        "Topics [2]",
+        "Pigs [3]",
+    )
+    verdict = _judged(answer, *sentences, refused=("It relies on a master node [1].", "Pigs [3]"))
     assert supported_part(answer, verdict) == "ROS 2 uses DDS [1]. Nodes talk over topics [2].\n- Topics [2]"
 
 
 def test_an_answer_whose_first_sentence_or_no_sentence_is_unsupported_has_no_supported_part():
     """The first sentence is the answer: what follows leans on it ("It also provides ...")."""
-    answer = "Gazebo is faster than Unity [1]. It also provides models for testing [2]."
-    first_wrong = validation_pb2.ValidateResponse(
-        claims=[
-            claim(answer, "Gazebo is faster than Unity [1].", supported=False, best=-1),
-            claim(answer, "It also provides models for testing [2].", best=1),
-        ]
-    )
-    all_right = validation_pb2.ValidateResponse(
-        claims=[
-            claim(answer, "Gazebo is faster than Unity [1]."),
-            claim(answer, "It also provides models for testing [2]."),
-        ]
-    )
-    assert supported_part(answer, first_wrong) == ""
-    assert supported_part(answer, all_right) == ""
+    answer = "Gazebo is faster than Unity [1]. Unity renders scenes for people [2]."
+    sentences = ("Gazebo is faster than Unity [1].", "Unity renders scenes for people [2].")
+    assert supported_part(answer, _judged(answer, *sentences, refused=sentences[:1])) == ""
+    assert supported_part(answer, _judged(answer, *sentences)) == ""
 
 
 async def test_an_answer_with_an_unsupported_sentence_is_delivered_without_it_when_the_rest_stands():
@@ -399,15 +397,9 @@ def test_the_supported_part_keeps_the_lines_and_markers_of_what_is_left():
         "[1] The cat is big. For example, it eats mice.\n\n[2] The dog is small. It runs fast.\n\n"
         "[3] Pigs can fly.\n\n[4] The cow is tall."
     )
-    verdict = validation_pb2.ValidateResponse(
-        claims=[
-            claim(answer, "The cat is big."),
-            claim(answer, "For example, it eats mice.", supported=False, best=-1),
-            claim(answer, "The dog is small."),
-            claim(answer, "It runs fast."),
-            claim(answer, "Pigs can fly.", supported=False, best=-1),
-            claim(answer, "The cow is tall."),
-        ]
+    sentences = ("The cat is big.", "For example, it eats mice.", "The dog is small.", "It runs fast.")
+    verdict = _judged(
+        answer, *sentences, "Pigs can fly.", "The cow is tall.", refused=(sentences[1], "Pigs can fly.")
     )
     assert supported_part(answer, verdict) == (
         "[1] The cat is big.\n\n[2] The dog is small. It runs fast.\n\n[4] The cow is tall."
@@ -417,18 +409,12 @@ def test_the_supported_part_keeps_the_lines_and_markers_of_what_is_left():
 def test_a_sentence_leaning_on_a_sentence_left_out_goes_with_it():
     """The 0.5B model's wrong "use the Replace option" was refused; "This will cancel the running
     Job" after it says nothing true on its own."""
-    answer = (
-        "Concurrency policies say what a CronJob does while a run is going [1]. Use the Replace "
-        "option to stop new runs [1]. This will cancel the running Job [1]. Forbid skips the new run [1]."
+    sentences = (
+        "Concurrency policies say what a CronJob does while a run is going [1].",
+        "Use the Replace option to stop new runs [1].",
+        "This will cancel the running Job [1].",
+        "Forbid skips the new run [1].",
     )
-    verdict = validation_pb2.ValidateResponse(
-        claims=[
-            claim(answer, "Concurrency policies say what a CronJob does while a run is going [1]."),
-            claim(answer, "Use the Replace option to stop new runs [1].", supported=False, best=-1),
-            claim(answer, "This will cancel the running Job [1]."),
-            claim(answer, "Forbid skips the new run [1]."),
-        ]
-    )
-    assert supported_part(answer, verdict) == (
-        "Concurrency policies say what a CronJob does while a run is going [1]. Forbid skips the new run [1]."
-    )
+    answer = " ".join(sentences)
+    verdict = _judged(answer, *sentences, refused=sentences[1:2])
+    assert supported_part(answer, verdict) == f"{sentences[0]} {sentences[3]}"
