@@ -168,7 +168,7 @@ class AnswerChecker:
                 validated = Validated(status="validated", verdict=verdict, validation_ms=_ms(started))
                 return self._checked(finished, answer, validated, finished.model, streamed_citations)
         reason = replacement_reason(verdict)
-        if reason == "not_grounded" and self._policy == "enforce":
+        if reason == "not_grounded" and self._policy == "enforce" and verdict is not None:
             part, part_verdict = await self._supported_part(query, answer, verdict, finished)
             if part_verdict is not None:
                 return self._replaced(
@@ -214,7 +214,7 @@ class AnswerChecker:
         self,
         query: str,
         answer: str,
-        verdict: validation_pb2.ValidateResponse | None,
+        verdict: validation_pb2.ValidateResponse,
         finished: AnswerFinished,
     ) -> tuple[str, validation_pb2.ValidateResponse | None]:
         """The answer without its unsupported sentences (supported_part), with its verdict when
@@ -222,7 +222,7 @@ class AnswerChecker:
         its markers re-pointed, not too few of a list's items); else no verdict. A capable model
         paraphrases, and one sentence the checker cannot match (a reworded clause, or a fact the
         book lacks) used to cost the whole answer, the right sentences with it."""
-        part = supported_part(answer, verdict) if verdict is not None else ""
+        part = supported_part(answer, verdict)
         if not part:
             return "", None
         part_verdict = await self._validate(query, part, finished)
