@@ -58,7 +58,7 @@ from services.common.metrics import ANSWERS_REPLACED, observe_stage
 from services.common.text.prose import REFERS_BACK_RE
 from services.common.text.question import understand
 from services.common.text.repeats import repeats
-from services.common.text.units import sentence_spans
+from services.common.text.units import LIST_BULLET_RE, sentence_spans
 from services.common.text.words import Analysis
 
 log = get_logger("glossator.answer_check")
@@ -350,10 +350,11 @@ def supported_part(answer: str, verdict: validation_pb2.ValidateResponse) -> str
     unsupported = [(claim.start, claim.end) for claim in verdict.claims if not claim.supported]
     spans = sentence_spans(answer)
     dropped: list[tuple[int, int]] = []
-    for index, (start, end) in enumerate(spans):
+    previous_dropped = False
+    for start, end in spans:
         unsupported_here = any(start < e and s < end for s, e in unsupported)
-        leans_on_dropped = index > 0 and spans[index - 1] in dropped and _leans_on(answer[start:end])
-        if unsupported_here or leans_on_dropped:
+        previous_dropped = unsupported_here or (previous_dropped and _leans_on(answer[start:end]))
+        if previous_dropped:
             dropped.append((start, end))
     if not dropped or dropped[0] == spans[0] or len(dropped) == len(spans):
         return ""
@@ -365,7 +366,7 @@ def supported_part(answer: str, verdict: validation_pb2.ValidateResponse) -> str
         line_start = answer.rfind("\n", 0, start) + 1
         line_end = answer.find("\n", end)
         line_end = len(answer) if line_end < 0 else line_end
-        before = MARKER_RE.sub("", answer[line_start:start]).strip(_BULLET_CHARS)
+        before = LIST_BULLET_RE.sub("", MARKER_RE.sub("", answer[line_start:start])).strip()
         if not (before + answer[end:line_end].strip()):
             answer = answer[:line_start] + answer[line_end + 1 :]  # the sentence was its line
         elif answer[end:line_end].strip():
@@ -378,7 +379,7 @@ def supported_part(answer: str, verdict: validation_pb2.ValidateResponse) -> str
 def _leans_on(sentence: str) -> bool:
     """Whether a sentence needs the one before it: it refers back to it ("This will ...") or goes
     on from it ("Instead, ...", "For example, ...")."""
-    opening = MARKER_RE.sub("", sentence).lstrip(_BULLET_CHARS)
+    opening = MARKER_RE.sub("", sentence).lstrip()
     return bool(REFERS_BACK_RE.match(opening) or _GOES_ON_RE.match(opening))
 
 
@@ -386,8 +387,6 @@ def _leans_on(sentence: str) -> bool:
 _GOES_ON_RE = re.compile(
     r"(?:instead|however|also|so|then|otherwise|therefore|thus|but|for example|for instance)\b", re.IGNORECASE
 )
-# What may open a list line before its sentence: bullets and item numbers.
-_BULLET_CHARS = " \t-*+•0123456789.)"
 # A paragraph left out leaves its blank lines to those around it.
 _BLANK_LINES_RE = re.compile(r"\n\s*\n(?:\s*\n)+")
 
